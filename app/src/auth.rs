@@ -1,0 +1,157 @@
+//! Who is signed in: roles, the current project, and the sign-in / sign-out server functions.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+/// A user's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// Sees and does everything, including Loadbalancers.
+    Admin,
+    /// Works only in the projects they belong to.
+    Tenant,
+}
+
+impl Role {
+    /// The name shown beside the user.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Admin => "Platform admin",
+            Role::Tenant => "Tenant user",
+        }
+    }
+}
+
+/// The namespaces of a project: (cluster, namespace) pairs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scope {
+    pub namespaces: Vec<(String, String)>,
+}
+
+/// The signed-in user as the pages see them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentUser {
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+    /// Projects the user may switch to (an admin: all of them).
+    pub projects: Vec<String>,
+    /// The project the user works in now.
+    pub project: Option<String>,
+}
+
+impl CurrentUser {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+}
+
+/// The message for any failed sign-in; the same whether the user exists or not.
+pub const WRONG_CREDENTIALS: &str = "Wrong user name or password.";
+
+/// Signs in and starts a fresh session, then sends the browser to `next` (a local path).
+#[server(prefix = "/api", endpoint = "login")]
+pub async fn login(username: String, password: String, next: Option<String>) -> Result<(), AppError> {
+    use crate::ssr::{self, SESSION_USER, accounts};
+    ssr::reply(
+        async {
+            let db = ssr::state()?.db;
+            let found =
+                db.account_with_hash(username.trim()).await.map_err(|e| ssr::internal("could not load the user", e))?;
+            let hash = found.as_ref().map(|(_, h)| h.clone()).unwrap_or_else(|| accounts::decoy_hash().to_string());
+            // NB: argon2 is deliberately slow; keep it off the async workers.
+            let ok = tokio::task::spawn_blocking(move || accounts::verify_password(&password, &hash))
+                .await
+                .map_err(|e| ssr::internal("password check failed", e))?;
+            let Some((account, _)) = found.filter(|_| ok) else {
+                tracing::info!(user = %username.trim(), "sign-in refused");
+                return Err(AppError::invalid("password", WRONG_CREDENTIALS));
+            };
+            let session = ssr::session().await?;
+            // A new id on sign-in: a session id planted before sign-in is worthless after it.
+            session.cycle_id().await.map_err(|e| ssr::internal("could not start the session", e))?;
+            session
+                .insert(SESSION_USER, &account.username)
+                .await
+                .map_err(|e| ssr::internal("could not start the session", e))?;
+            tracing::info!(user = %account.username, "signed in");
+            leptos_axum::redirect(&local_path(next.as_deref()));
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// Only a path on this site may follow sign-in (no open redirect).
+pub fn local_path(next: Option<&str>) -> String {
+    match next {
+        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') && !p.starts_with("/login") => {
+            p.to_string()
+        }
+        _ => "/".to_string(),
+    }
+}
+
+/// Ends the session (deleted from the store, cookie cleared) and returns to the sign-in page.
+#[server(prefix = "/api", endpoint = "logout")]
+pub async fn logout() -> Result<(), AppError> {
+    use crate::ssr;
+    ssr::reply(
+        async {
+            let session = ssr::session().await?;
+            session.flush().await.map_err(|e| ssr::internal("could not end the session", e))?;
+            leptos_axum::redirect("/login");
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// The signed-in user.
+#[server(prefix = "/api", endpoint = "me")]
+pub async fn whoami() -> Result<CurrentUser, AppError> {
+    crate::ssr::reply(crate::ssr::user().await)
+}
+
+/// Switches the project the user works in.
+#[server(prefix = "/api", endpoint = "switch-project")]
+pub async fn switch_project(project: String) -> Result<(), AppError> {
+    use crate::ssr::{self, SESSION_PROJECT};
+    ssr::reply(
+        async {
+            let user = ssr::user().await?;
+            if !user.projects.contains(&project) {
+                return Err(AppError::Forbidden(format!("You are not a member of project {project}.")));
+            }
+            ssr::session()
+                .await?
+                .insert(SESSION_PROJECT, &project)
+                .await
+                .map_err(|e| ssr::internal("could not save the session", e))?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn only_local_paths_may_follow_sign_in() {
+        for (next, want) in [
+            (Some("/tickets"), "/tickets"),
+            (Some("/tickets/a?x=1"), "/tickets/a?x=1"),
+            (Some("//evil.example"), "/"),
+            (Some("https://evil.example"), "/"),
+            (Some("/\\evil.example"), "/"),
+            (Some("/login"), "/"),
+            (None, "/"),
+        ] {
+            assert_eq!(local_path(next), want, "next = {next:?}");
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The signed-in frame: navigation, the current user, the project switcher, sign-out.
+
+use leptos::prelude::*;
+use leptos_router::components::{A, Outlet};
+use leptos_router::hooks::use_navigate;
+
+use crate::auth::{CurrentUser, Logout, SwitchProject, whoami};
+use crate::error::AppError;
+
+/// The signed-in user, provided by [`Layout`] to every screen.
+pub type UserResource = Resource<Result<CurrentUser, AppError>>;
+
+/// One entry of the navigation.
+struct NavItem {
+    href: &'static str,
+    label: &'static str,
+    admin_only: bool,
+}
+
+const NAV: [NavItem; 5] = [
+    NavItem { href: "/loadbalancers", label: "Load balancers", admin_only: true },
+    NavItem { href: "/tickets", label: "Address requests", admin_only: false },
+    NavItem { href: "/listeners", label: "Listeners", admin_only: false },
+    NavItem { href: "/rules", label: "Rules", admin_only: false },
+    NavItem { href: "/ingresses", label: "F5 Ingress", admin_only: false },
+];
+
+/// The frame around every signed-in screen.
+#[component]
+pub fn Layout() -> impl IntoView {
+    let switch = ServerAction::<SwitchProject>::new();
+    let logout = ServerAction::<Logout>::new();
+    let user: UserResource = Resource::new(move || switch.version().get(), |_| whoami());
+    provide_context(user);
+
+    // A session that ends while the page is open (expiry, sign-out elsewhere) leads to sign-in.
+    Effect::new(move |_| {
+        if let Some(Err(AppError::Unauthorized)) = user.get() {
+            use_navigate()("/login", Default::default());
+        }
+    });
+
+    view! {
+        <div class="app">
+            <aside class="sidebar">
+                <a class="brand" href="/">
+                    <span class="brand-mark" aria-hidden="true">"lb"</span>
+                    "lbdesk"
+                </a>
+                <nav aria-label="Main">
+                    <Transition fallback=|| ()>
+                        {move || Suspend::new(async move {
+                            let admin = user.await.map(|u| u.is_admin()).unwrap_or(false);
+                            NAV.iter()
+                                .filter(|item| admin || !item.admin_only)
+                                .map(|item| view! { <A href=item.href>{item.label}</A> })
+                                .collect_view()
+                        })}
+                    </Transition>
+                </nav>
+            </aside>
+            <div class="main">
+                <header class="topbar">
+                    <Transition fallback=|| view! { <span class="muted">"Loading…"</span> }>
+                        {move || Suspend::new(async move {
+                            user.await.ok().map(|u| view! { <UserBar user=u switch logout /> })
+                        })}
+                    </Transition>
+                </header>
+                <main class="content">
+                    <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                        {move || Suspend::new(async move { user.await.ok().map(|_| view! { <Outlet /> }) })}
+                    </Transition>
+                </main>
+            </div>
+        </div>
+    }
+}
+
+/// The current user, role, project switcher and sign-out button.
+#[component]
+fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: ServerAction<Logout>) -> impl IntoView {
+    let current = user.project.clone().unwrap_or_default();
+    let options = user
+        .projects
+        .iter()
+        .map(|p| {
+            let selected = *p == current;
+            view! { <option value=p.clone() selected=selected>{p.clone()}</option> }
+        })
+        .collect_view();
+    let has_projects = !user.projects.is_empty();
+    view! {
+        <div class="project-switcher">
+            <label for="project">"Project"</label>
+            <select
+                id="project"
+                name="project"
+                disabled=!has_projects
+                on:change=move |ev| {
+                    switch.dispatch(SwitchProject { project: event_target_value(&ev) });
+                }
+            >
+                {options}
+                {(!has_projects).then(|| view! { <option>"(no project)"</option> })}
+            </select>
+        </div>
+        <div class="whoami">
+            <span class="user" data-testid="current-user">{user.display_name.clone()}</span>
+            <span class="role badge badge-neutral" data-testid="role">{user.role.label()}</span>
+            <ActionForm action=logout attr:class="inline">
+                <button type="submit" class="btn btn-ghost">"Sign out"</button>
+            </ActionForm>
+        </div>
+    }
+}

@@ -1,0 +1,3 @@
+//! Building blocks shared by every screen.
+
+pub mod layout;

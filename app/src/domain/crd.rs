@@ -1,0 +1,490 @@
+//! The three custom resources of lbdesk (group `ebcpaas.io`, version `v1`, cluster-scoped).
+//!
+//! Field names are the seed's with its typos fixed (`listners` → `listeners`,
+//! `protocal` → `protocol`). Enumerations are Rust enums, so an unknown value is refused
+//! when the object is read; addresses and CIDRs are strings, checked by
+//! [`crate::domain::validate`] with a message that names the field, so that one bad object
+//! written by hand never breaks a whole list.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The API group of every lbdesk resource.
+pub const GROUP: &str = "ebcpaas.io";
+/// The API version of every lbdesk resource.
+pub const VERSION: &str = "v1";
+/// Label carrying the project a ticket or rule belongs to.
+pub const LABEL_PROJECT: &str = "ebcpaas.io/project";
+/// Label carrying the member cluster of a ticket or rule.
+pub const LABEL_CLUSTER: &str = "ebcpaas.io/cluster";
+/// Label carrying the namespace (in the member cluster) of a ticket or rule.
+pub const LABEL_NAMESPACE: &str = "ebcpaas.io/namespace";
+/// Label on generated objects naming the ticket that caused them.
+pub const LABEL_LBTICKET: &str = "ebcpaas.io/lbticket";
+/// A Loadbalancer carrying this label is never deleted.
+pub const LABEL_DO_NOT_DELETE: &str = "ebcpaas.io/do-not-delete";
+
+/// A reference to a Secret in the management cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+pub struct SecretRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Tier-1 LTM: the bank-facing address range and how to reach the device.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LtmSpec {
+    pub url: String,
+    pub token_secret_ref: SecretRef,
+    pub cidr: String,
+}
+
+/// Tier-2 BIG-IP VE: the virtual-server address range and how to reach the device.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VeSpec {
+    pub addr: String,
+    pub credentials_secret_ref: SecretRef,
+    pub cidr: String,
+}
+
+/// Where this Loadbalancer's CIS reads its AS3 ConfigMap.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct CisSpec {
+    pub namespace: String,
+}
+
+impl Default for CisSpec {
+    fn default() -> Self {
+        Self { namespace: "kube-system".into() }
+    }
+}
+
+/// An abstract load balancer: tier-1 LTM + tier-2 VE + the CIS of one member cluster.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[kube(
+    group = "ebcpaas.io",
+    version = "v1",
+    kind = "Loadbalancer",
+    status = "LoadbalancerStatus",
+    shortname = "lb",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"VE-CIDR","type":"string","jsonPath":".spec.ve.cidr"}"#,
+    printcolumn = r#"{"name":"LTM-CIDR","type":"string","jsonPath":".spec.ltm.cidr"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct LoadbalancerSpec {
+    pub ltm: LtmSpec,
+    pub ve: VeSpec,
+    /// Member cluster whose CIS serves this Loadbalancer.
+    pub cluster: String,
+    /// CIS namespace label selector; namespaces that get listeners are labelled with it.
+    #[serde(default)]
+    pub nsselector: BTreeMap<String, String>,
+    /// The AS3 tenant; the cluster name when absent. Unique per cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    #[serde(default)]
+    pub cis: CisSpec,
+    /// Projects allowed to use it; empty means every project of the cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scope: Vec<String>,
+    /// Addresses or CIDRs (of either range) never handed out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reserved: Vec<String>,
+}
+
+/// State of one allocated address pair.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BondState {
+    /// Allocated, network policy not yet approved.
+    Pending,
+    /// Network policy approved; the pair is in use.
+    Bond,
+    /// Being released (policy revocation under way).
+    Releasing,
+}
+
+/// One allocated (VE, LTM) address pair, as in the seed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct IpPair {
+    pub veip: String,
+    pub ltmip: String,
+    pub ticket: String,
+    pub status: BondState,
+}
+
+/// Address capacity of a Loadbalancer, for the screens.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Capacity {
+    pub ve_total: u64,
+    pub ve_used: u64,
+    pub ltm_total: u64,
+    pub ltm_used: u64,
+}
+
+/// Observed state of a Loadbalancer.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadbalancerStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ips: Vec<IpPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// A Kubernetes-style condition. Times are RFC 3339 strings so the domain stays free of clocks.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub last_transition_time: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// What a ticket's address is for.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LbType {
+    /// Listeners (AS3 virtual servers) are put on it.
+    #[default]
+    Listener,
+    /// An F5 Ingress uses it.
+    Ingress,
+}
+
+/// The user's intent for a ticket.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
+pub enum DesiredState {
+    #[default]
+    Active,
+    Disabled,
+    Deleted,
+}
+
+/// Listener protocol; it picks the AS3 Service class, the monitor and the iRule event.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Http,
+    Https,
+    Tcp,
+    Udp,
+}
+
+impl Protocol {
+    /// All protocols, in display order.
+    pub const ALL: [Protocol; 4] = [Protocol::Http, Protocol::Https, Protocol::Tcp, Protocol::Udp];
+
+    /// The lower-case name used in YAML and in AS3 application names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http => "http",
+            Protocol::Https => "https",
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+        }
+    }
+
+    /// Whether HTTP data (host, path, headers, cookies) is visible to rules.
+    pub fn is_http(self) -> bool {
+        matches!(self, Protocol::Http | Protocol::Https)
+    }
+}
+
+/// Session persistence of a listener.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Session {
+    Cookie,
+    SourceAddress,
+    #[default]
+    None,
+}
+
+/// A weighted backend: a Service port of the ticket's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub struct ServiceRef {
+    pub service: String,
+    pub port: u16,
+    pub weight: u32,
+}
+
+/// A virtual server on the ticket's VE address.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Listener {
+    pub name: String,
+    pub port: u16,
+    pub protocol: Protocol,
+    #[serde(default)]
+    pub session: Session,
+    pub services: Vec<ServiceRef>,
+}
+
+/// A load-balancer address request.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[kube(
+    group = "ebcpaas.io",
+    version = "v1",
+    kind = "Lbticket",
+    status = "LbticketStatus",
+    shortname = "lbt",
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"VEIP","type":"string","jsonPath":".status.veip"}"#,
+    printcolumn = r#"{"name":"LTMIP","type":"string","jsonPath":".status.ltmip"}"#,
+    printcolumn = r#"{"name":"Loadbalancer","type":"string","jsonPath":".spec.loadbalancer"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct LbticketSpec {
+    /// Set by the server from the session user, never from a form.
+    #[serde(default)]
+    pub claimer: String,
+    pub loadbalancer: String,
+    /// Namespace in the Loadbalancer's member cluster.
+    pub namespace: String,
+    /// Requested VE address; allocated automatically when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub veip: Option<String>,
+    /// Requested LTM address; allocated automatically when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ltmip: Option<String>,
+    #[serde(default)]
+    pub lbtype: LbType,
+    #[serde(default)]
+    pub state: DesiredState,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<Listener>,
+}
+
+/// Ticket lifecycle phase (DESIGN §3).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
+pub enum Phase {
+    #[default]
+    Created,
+    Requested,
+    Enabled,
+    Failed,
+    Disabled,
+    Deleted,
+}
+
+impl Phase {
+    /// The name shown in badges and YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Created => "Created",
+            Phase::Requested => "Requested",
+            Phase::Enabled => "Enabled",
+            Phase::Failed => "Failed",
+            Phase::Disabled => "Disabled",
+            Phase::Deleted => "Deleted",
+        }
+    }
+}
+
+/// Driver answer state, as in the LBCF contract.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum DriverState {
+    Succ,
+    Fail,
+    Running,
+}
+
+/// The network-policy request of a ticket.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyStatus {
+    #[serde(rename = "recordID")]
+    pub record_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<DriverState>,
+}
+
+/// One entry of a ticket's timeline.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct HistoryEntry {
+    pub phase: Phase,
+    /// RFC 3339 time of the transition.
+    pub at: String,
+    #[serde(default)]
+    pub message: String,
+    /// Who caused it: a user name, or `lbdesk` for the reconciler.
+    #[serde(default)]
+    pub by: String,
+}
+
+/// Observed state of a ticket.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LbticketStatus {
+    #[serde(default)]
+    pub phase: Phase,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub veip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ltmip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyStatus>,
+    /// The last error, empty when none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// How the conditions of a rule combine.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchMode {
+    /// Any condition matching is enough (the seed's OR).
+    #[default]
+    Any,
+    /// Every condition must match.
+    All,
+}
+
+/// What part of the request a condition looks at.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleType {
+    Domain,
+    Url,
+    Ip,
+    Header,
+    Cookie,
+    Urlparam,
+}
+
+/// How a condition value is compared.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Operator {
+    Equal,
+    Range,
+    Startwith,
+    Regexp,
+}
+
+/// One value of a condition; the values of a condition are OR'ed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct RuleValue {
+    pub operator: Operator,
+    pub value: String,
+}
+
+/// One condition of a rule.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct RuleCondition {
+    #[serde(rename = "type")]
+    pub type_: RuleType,
+    /// Header, cookie or query-parameter name; empty for domain, url and ip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub values: Vec<RuleValue>,
+}
+
+/// A canary / content rule on one listener of a ticket.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[kube(
+    group = "ebcpaas.io",
+    version = "v1",
+    kind = "Lbrule",
+    status = "LbruleStatus",
+    shortname = "lbr",
+    printcolumn = r#"{"name":"Lbticket","type":"string","jsonPath":".spec.lbticket"}"#,
+    printcolumn = r#"{"name":"Listener","type":"string","jsonPath":".spec.listener"}"#,
+    printcolumn = r#"{"name":"Priority","type":"integer","jsonPath":".spec.priority"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct LbruleSpec {
+    pub lbticket: String,
+    pub listener: String,
+    /// Lower runs first; the listener's own weights are the lowest-priority default.
+    #[serde(default)]
+    pub priority: u32,
+    #[serde(default, rename = "match")]
+    pub match_: MatchMode,
+    pub services: Vec<ServiceRef>,
+    pub rules: Vec<RuleCondition>,
+}
+
+/// Observed state of a rule.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LbruleStatus {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: &str = include_str!("testdata/seed-objects.yaml");
+
+    fn documents() -> Vec<serde_yaml::Value> {
+        SEED.split("\n---\n").map(|d| serde_yaml::from_str(d).expect("seed YAML parses")).collect()
+    }
+
+    #[test]
+    fn the_seed_examples_round_trip_through_the_types() {
+        let docs = documents();
+        assert_eq!(docs.len(), 3);
+        let lb: Loadbalancer = serde_yaml::from_value(docs[0].clone()).expect("Loadbalancer");
+        assert_eq!(lb.spec.ve.cidr, "20.1.0.0/16");
+        assert_eq!(lb.spec.nsselector.get("zuu").map(String::as_str), Some("baz"));
+        let ticket: Lbticket = serde_yaml::from_value(docs[1].clone()).expect("Lbticket");
+        assert_eq!(ticket.spec.listeners.len(), 2);
+        assert_eq!(ticket.spec.listeners[1].protocol, Protocol::Tcp);
+        assert_eq!(ticket.spec.listeners[1].session, Session::SourceAddress);
+        let rule: Lbrule = serde_yaml::from_value(docs[2].clone()).expect("Lbrule");
+        assert_eq!(rule.spec.rules[1].values[1].operator, Operator::Range);
+        for (doc, again) in [
+            (&docs[0], serde_yaml::to_value(&lb).expect("lb")),
+            (&docs[1], serde_yaml::to_value(&ticket).expect("ticket")),
+            (&docs[2], serde_yaml::to_value(&rule).expect("rule")),
+        ] {
+            assert_eq!(doc, &again, "serialising gives back the document");
+        }
+    }
+
+    #[test]
+    fn an_unknown_enum_value_is_refused_with_its_name() {
+        let bad = SEED.split("\n---\n").nth(1).expect("ticket").replace("protocol: tcp", "protocol: sctp");
+        let err = serde_yaml::from_str::<Lbticket>(&bad).expect_err("sctp is no protocol");
+        assert!(err.to_string().contains("sctp"), "{err}");
+    }
+
+    #[test]
+    fn the_seed_typos_are_not_accepted_silently() {
+        let bad = SEED.split("\n---\n").nth(1).expect("ticket").replace("protocol: http", "protocal: http");
+        assert!(serde_yaml::from_str::<Lbticket>(&bad).is_err(), "a listener without protocol is refused");
+    }
+}

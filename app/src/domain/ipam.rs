@@ -1,0 +1,602 @@
+//! Address-pair allocation from a Loadbalancer's two CIDRs (VE and LTM), IPv4 or IPv6.
+//!
+//! Each range is a [`Pool`]: the addresses that may never be handed out (network and
+//! broadcast of an IPv4 prefix shorter than /31, the reserved list) and the taken ones are
+//! kept as merged intervals, so "lowest free address" is one ordered-map lookup however full
+//! the range is, and an IPv6 /64 costs no more than an IPv4 /24.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use super::crd::{BondState, Capacity, IpPair, LoadbalancerSpec};
+
+/// Which of the two ranges an address belongs to; also the form field it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Side {
+    /// The tier-2 VE range (`ve.cidr`, the ticket's `veip`).
+    Ve,
+    /// The tier-1 LTM range (`ltm.cidr`, the ticket's `ltmip`).
+    Ltm,
+}
+
+impl Side {
+    /// The ticket field an address of this side is requested in.
+    pub fn field(self) -> &'static str {
+        match self {
+            Side::Ve => "veip",
+            Side::Ltm => "ltmip",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Side::Ve => "VE",
+            Side::Ltm => "LTM",
+        }
+    }
+}
+
+/// Why an address cannot be had.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AllocError {
+    /// Not an address, or outside the range.
+    #[error("{addr} is not inside the {} range {cidr}", side.label())]
+    OutOfRange { side: Side, addr: String, cidr: String },
+    /// Reserved by the administrator, or the network/broadcast address.
+    #[error("{addr} is {why} and cannot be handed out")]
+    Reserved { side: Side, addr: String, why: String },
+    /// Already handed out to another ticket.
+    #[error("{addr} is already taken by ticket {by}")]
+    Taken { side: Side, addr: String, by: String },
+    /// No free address is left.
+    #[error("no free address is left in the {} range {cidr}", side.label())]
+    Exhausted { side: Side, cidr: String },
+}
+
+impl AllocError {
+    /// The ticket field the error belongs beside.
+    pub fn field(&self) -> &'static str {
+        match self {
+            AllocError::OutOfRange { side, .. }
+            | AllocError::Reserved { side, .. }
+            | AllocError::Taken { side, .. }
+            | AllocError::Exhausted { side, .. } => side.field(),
+        }
+    }
+}
+
+/// A set of `u128` offsets kept as merged, non-adjacent inclusive intervals (start → end).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Intervals(BTreeMap<u128, u128>);
+
+impl Intervals {
+    /// The interval holding `x`, if any.
+    fn containing(&self, x: u128) -> Option<(u128, u128)> {
+        self.0.range(..=x).next_back().filter(|(_, end)| **end >= x).map(|(s, e)| (*s, *e))
+    }
+
+    fn contains(&self, x: u128) -> bool {
+        self.containing(x).is_some()
+    }
+
+    /// Adds `[lo, hi]`, merging with overlapping or adjacent intervals.
+    fn insert(&mut self, lo: u128, hi: u128) {
+        let (mut lo, mut hi) = (lo, hi);
+        if let Some((s, e)) = self.0.range(..=lo).next_back().map(|(s, e)| (*s, *e))
+            && e.saturating_add(1) >= lo
+        {
+            lo = s;
+            hi = hi.max(e);
+            self.0.remove(&s);
+        }
+        while let Some((s, e)) = self.0.range(lo..).next().map(|(s, e)| (*s, *e)) {
+            if s > hi.saturating_add(1) {
+                break;
+            }
+            hi = hi.max(e);
+            self.0.remove(&s);
+        }
+        self.0.insert(lo, hi);
+    }
+
+    /// Removes the single offset `x` (splitting its interval).
+    fn remove(&mut self, x: u128) {
+        if let Some((s, e)) = self.containing(x) {
+            self.0.remove(&s);
+            if s < x {
+                self.0.insert(s, x - 1);
+            }
+            if x < e {
+                self.0.insert(x + 1, e);
+            }
+        }
+    }
+
+    /// How many offsets of `[lo, hi]` the set holds.
+    fn count_within(&self, lo: u128, hi: u128) -> u128 {
+        let first = self.0.range(..=lo).next_back().map(|(s, _)| *s).unwrap_or(lo);
+        self.0
+            .range(first..=hi)
+            .map(|(s, e)| {
+                let (a, b) = ((*s).max(lo), (*e).min(hi));
+                if a <= b { b - a + 1 } else { 0 }
+            })
+            .sum()
+    }
+}
+
+/// One address range: what is usable, reserved and taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pool {
+    side: Side,
+    net: IpNet,
+    /// Offsets from the network address of the first and last usable address.
+    first: u128,
+    last: u128,
+    /// Reserved offsets inside `[first, last]`.
+    reserved: Intervals,
+    /// Taken offsets and the ticket holding each.
+    taken: BTreeMap<u128, String>,
+    /// `reserved ∪ taken`, merged: what allocation skips.
+    blocked: Intervals,
+}
+
+fn to_u128(addr: IpAddr) -> u128 {
+    match addr {
+        IpAddr::V4(a) => u32::from(a) as u128,
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+impl Pool {
+    /// A pool over `cidr`, with the entries of `reserved` (addresses or CIDRs) that fall in it.
+    /// Entries of the other address family or outside the range are ignored: the reserved
+    /// list of a Loadbalancer covers both of its ranges.
+    pub fn new(side: Side, cidr: &str, reserved: &[String]) -> Result<Pool, String> {
+        let net: IpNet = cidr.trim().parse().map_err(|_| format!("{cidr:?} is not a CIDR such as 10.0.0.0/24"))?;
+        if net.trunc() != net {
+            return Err(format!("{cidr} has host bits set; did you mean {}?", net.trunc()));
+        }
+        let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
+        let last_offset = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
+        // NB: an IPv4 prefix shorter than /31 loses its network and broadcast addresses.
+        let (first, last) = match net {
+            IpNet::V4(n) if n.prefix_len() < 31 => (1, last_offset - 1),
+            _ => (0, last_offset),
+        };
+        let mut pool = Pool {
+            side,
+            net,
+            first,
+            last,
+            reserved: Intervals::default(),
+            taken: BTreeMap::new(),
+            blocked: Intervals::default(),
+        };
+        for entry in reserved {
+            let entry = entry.trim();
+            let (lo, hi) = match entry.parse::<IpNet>() {
+                Ok(r) => (r.network(), r.broadcast()),
+                Err(_) => match entry.parse::<IpAddr>() {
+                    Ok(a) => (a, a),
+                    Err(_) => return Err(format!("reserved entry {entry:?} is neither an address nor a CIDR")),
+                },
+            };
+            if lo.is_ipv4() != net.addr().is_ipv4() {
+                continue;
+            }
+            let base = to_u128(net.network());
+            let (lo, hi) = (to_u128(lo), to_u128(hi));
+            let (lo, hi) = (lo.max(base + pool.first), hi.min(base + pool.last));
+            if lo <= hi {
+                pool.reserved.insert(lo - base, hi - base);
+                pool.blocked.insert(lo - base, hi - base);
+            }
+        }
+        Ok(pool)
+    }
+
+    /// The range, as written.
+    pub fn cidr(&self) -> IpNet {
+        self.net
+    }
+
+    fn offset(&self, addr: IpAddr) -> Option<u128> {
+        if !self.net.contains(&addr) {
+            return None;
+        }
+        Some(to_u128(addr) - to_u128(self.net.network()))
+    }
+
+    fn addr(&self, offset: u128) -> IpAddr {
+        let raw = to_u128(self.net.network()) + offset;
+        match self.net {
+            IpNet::V4(_) => IpAddr::V4((raw as u32).into()),
+            IpNet::V6(_) => IpAddr::V6(raw.into()),
+        }
+    }
+
+    /// Parses `text` as an address of this pool's family.
+    pub fn parse(&self, text: &str) -> Result<IpAddr, AllocError> {
+        text.trim().parse::<IpAddr>().map_err(|_| AllocError::OutOfRange {
+            side: self.side,
+            addr: text.to_string(),
+            cidr: self.net.to_string(),
+        })
+    }
+
+    /// Whether `addr` could be handed out to `ticket` now (free, or already held by it).
+    pub fn check(&self, addr: IpAddr, ticket: &str) -> Result<(), AllocError> {
+        let out_of_range =
+            || AllocError::OutOfRange { side: self.side, addr: addr.to_string(), cidr: self.net.to_string() };
+        let offset = self.offset(addr).ok_or_else(out_of_range)?;
+        if offset < self.first || offset > self.last {
+            let why =
+                if offset == 0 { "the network address of the range" } else { "the broadcast address of the range" };
+            return Err(AllocError::Reserved { side: self.side, addr: addr.to_string(), why: why.into() });
+        }
+        if self.reserved.contains(offset) {
+            return Err(AllocError::Reserved {
+                side: self.side,
+                addr: addr.to_string(),
+                why: "reserved by the administrator".into(),
+            });
+        }
+        match self.taken.get(&offset) {
+            Some(by) if by != ticket => {
+                Err(AllocError::Taken { side: self.side, addr: addr.to_string(), by: by.clone() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The lowest address nobody holds and nobody reserved.
+    pub fn lowest_free(&self) -> Option<IpAddr> {
+        let candidate = match self.blocked.containing(self.first) {
+            None => self.first,
+            Some((_, end)) => end.checked_add(1)?,
+        };
+        (candidate <= self.last).then(|| self.addr(candidate))
+    }
+
+    /// Marks `addr` as held by `ticket` (after [`Pool::check`]).
+    pub fn take(&mut self, addr: IpAddr, ticket: &str) -> Result<(), AllocError> {
+        self.check(addr, ticket)?;
+        let offset = self.offset(addr).unwrap_or_default();
+        self.taken.insert(offset, ticket.to_string());
+        self.blocked.insert(offset, offset);
+        Ok(())
+    }
+
+    /// Frees `addr`; freeing a free address does nothing.
+    pub fn release(&mut self, addr: IpAddr) {
+        if let Some(offset) = self.offset(addr)
+            && self.taken.remove(&offset).is_some()
+            && !self.reserved.contains(offset)
+        {
+            self.blocked.remove(offset);
+        }
+    }
+
+    /// Who holds `addr`, if anyone.
+    pub fn holder(&self, addr: IpAddr) -> Option<&str> {
+        self.offset(addr).and_then(|o| self.taken.get(&o)).map(String::as_str)
+    }
+
+    /// Usable addresses (saturating at `u64::MAX` for huge IPv6 ranges).
+    pub fn total(&self) -> u64 {
+        u64::try_from((self.last - self.first).saturating_add(1)).unwrap_or(u64::MAX)
+    }
+
+    /// Addresses held by tickets.
+    pub fn used(&self) -> u64 {
+        self.taken.len() as u64
+    }
+
+    /// Addresses that can still be handed out.
+    pub fn free(&self) -> u64 {
+        let blocked = self.blocked.count_within(self.first, self.last);
+        u64::try_from((self.last - self.first).saturating_add(1) - blocked).unwrap_or(u64::MAX)
+    }
+}
+
+/// Both ranges of a Loadbalancer, rebuilt from its spec and `status.ips`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairAllocator {
+    pub ve: Pool,
+    pub ltm: Pool,
+}
+
+/// A pair handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub veip: IpAddr,
+    pub ltmip: IpAddr,
+}
+
+impl fmt::Display for Pair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VE {} / LTM {}", self.veip, self.ltmip)
+    }
+}
+
+impl PairAllocator {
+    /// The allocator for a Loadbalancer; pairs in `ips` are taken. A recorded pair that no
+    /// longer fits the ranges is kept as taken only where it still fits (the CIDRs are locked
+    /// while in use, so this happens only for hand-edited objects).
+    pub fn new(spec: &LoadbalancerSpec, ips: &[IpPair]) -> Result<PairAllocator, (&'static str, String)> {
+        let ve = Pool::new(Side::Ve, &spec.ve.cidr, &spec.reserved).map_err(|e| ("ve.cidr", e))?;
+        let ltm = Pool::new(Side::Ltm, &spec.ltm.cidr, &spec.reserved).map_err(|e| ("ltm.cidr", e))?;
+        let mut alloc = PairAllocator { ve, ltm };
+        for pair in ips {
+            if let Ok(a) = pair.veip.parse() {
+                let _ = alloc.ve.take(a, &pair.ticket);
+            }
+            if let Ok(a) = pair.ltmip.parse() {
+                let _ = alloc.ltm.take(a, &pair.ticket);
+            }
+        }
+        Ok(alloc)
+    }
+
+    /// Allocates a pair for `ticket`, honouring the requested addresses (or the lowest free).
+    /// Both sides are checked before either is taken, so a failure leaves nothing behind.
+    pub fn allocate(&mut self, ticket: &str, veip: Option<&str>, ltmip: Option<&str>) -> Result<Pair, AllocError> {
+        let veip = pick(&self.ve, ticket, veip)?;
+        let ltmip = pick(&self.ltm, ticket, ltmip)?;
+        self.ve.take(veip, ticket)?;
+        self.ltm.take(ltmip, ticket)?;
+        Ok(Pair { veip, ltmip })
+    }
+
+    /// Frees a pair.
+    pub fn release(&mut self, pair: Pair) {
+        self.ve.release(pair.veip);
+        self.ltm.release(pair.ltmip);
+    }
+
+    /// Capacity figures for `status.capacity` and the screens.
+    pub fn capacity(&self) -> Capacity {
+        Capacity {
+            ve_total: self.ve.total(),
+            ve_used: self.ve.used(),
+            ltm_total: self.ltm.total(),
+            ltm_used: self.ltm.used(),
+        }
+    }
+
+    /// How many more pairs can be handed out.
+    pub fn free_pairs(&self) -> u64 {
+        self.ve.free().min(self.ltm.free())
+    }
+}
+
+fn pick(pool: &Pool, ticket: &str, wanted: Option<&str>) -> Result<IpAddr, AllocError> {
+    match wanted.map(str::trim).filter(|w| !w.is_empty()) {
+        Some(text) => {
+            let addr = pool.parse(text)?;
+            pool.check(addr, ticket)?;
+            Ok(addr)
+        }
+        None => pool.lowest_free().ok_or_else(|| AllocError::Exhausted { side: pool.side, cidr: pool.net.to_string() }),
+    }
+}
+
+/// The `status.ips` entry for a pair.
+pub fn ip_pair(pair: Pair, ticket: &str, status: BondState) -> IpPair {
+    IpPair { veip: pair.veip.to_string(), ltmip: pair.ltmip.to_string(), ticket: ticket.to_string(), status }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn spec(ve: &str, ltm: &str, reserved: &[&str]) -> LoadbalancerSpec {
+        let mut spec = LoadbalancerSpec::default();
+        spec.ve.cidr = ve.into();
+        spec.ltm.cidr = ltm.into();
+        spec.reserved = reserved.iter().map(|s| s.to_string()).collect();
+        spec
+    }
+
+    enum Op {
+        Alloc(
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Result<(&'static str, &'static str), &'static str>,
+        ),
+        Release(&'static str, &'static str),
+    }
+    use Op::*;
+
+    /// A sequential script, as a person would operate the desk; invariants after every row.
+    #[test]
+    fn allocation_follows_the_script_and_keeps_its_books() {
+        let lb = spec("20.1.0.0/29", "10.0.0.0/30", &["20.1.0.2", "10.9.9.9", "fd00::1"]);
+        let mut alloc = PairAllocator::new(&lb, &[]).expect("valid ranges");
+        assert_eq!(alloc.ve.total(), 6);
+        assert_eq!(alloc.ltm.total(), 2);
+        let rows = [
+            ("the lowest free of each range", Alloc("t1", None, None, Ok(("20.1.0.1", "10.0.0.1")))),
+            ("skips the reserved VE address", Alloc("t2", None, None, Ok(("20.1.0.3", "10.0.0.2")))),
+            ("LTM range is full", Alloc("t3", None, None, Err("no free address is left in the LTM range 10.0.0.0/30"))),
+            ("t1 frees its pair", Release("20.1.0.1", "10.0.0.1")),
+            ("a requested VE address", Alloc("t3", Some("20.1.0.6"), None, Ok(("20.1.0.6", "10.0.0.1")))),
+            ("taken by another", Alloc("t4", Some("20.1.0.6"), None, Err("20.1.0.6 is already taken by ticket t3"))),
+            (
+                "reserved",
+                Alloc(
+                    "t4",
+                    Some("20.1.0.2"),
+                    None,
+                    Err("20.1.0.2 is reserved by the administrator and cannot be handed out"),
+                ),
+            ),
+            (
+                "network address",
+                Alloc(
+                    "t4",
+                    Some("20.1.0.0"),
+                    None,
+                    Err("20.1.0.0 is the network address of the range and cannot be handed out"),
+                ),
+            ),
+            (
+                "broadcast address",
+                Alloc(
+                    "t4",
+                    Some("20.1.0.7"),
+                    None,
+                    Err("20.1.0.7 is the broadcast address of the range and cannot be handed out"),
+                ),
+            ),
+            ("outside", Alloc("t4", Some("20.1.1.1"), None, Err("20.1.1.1 is not inside the VE range 20.1.0.0/29"))),
+            ("not an address", Alloc("t4", Some("twenty"), None, Err("twenty is not inside the VE range 20.1.0.0/29"))),
+            (
+                "wrong family",
+                Alloc("t4", None, Some("fd00::5"), Err("fd00::5 is not inside the LTM range 10.0.0.0/30")),
+            ),
+        ];
+        for (what, op) in rows {
+            let before = alloc.clone();
+            match op {
+                Alloc(ticket, ve, ltm, want) => {
+                    let got = alloc.allocate(ticket, ve, ltm);
+                    match (got, want) {
+                        (Ok(p), Ok((v, l))) => {
+                            assert_eq!((p.veip.to_string(), p.ltmip.to_string()), (v.into(), l.into()), "{what}")
+                        }
+                        (Err(e), Err(msg)) => {
+                            assert_eq!(e.to_string(), msg, "{what}");
+                            assert_eq!(alloc, before, "{what}: a failed allocation records nothing");
+                        }
+                        (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
+                    }
+                }
+                Release(ve, ltm) => {
+                    alloc.release(Pair { veip: ve.parse().expect("ip"), ltmip: ltm.parse().expect("ip") })
+                }
+            }
+            assert_eq!(alloc.ve.free(), alloc.ve.total() - alloc.ve.used() - 1, "{what}: one VE address is reserved");
+            assert_eq!(alloc.ltm.free(), alloc.ltm.total() - alloc.ltm.used(), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_ticket_asking_again_for_its_own_address_gets_it() {
+        let lb = spec("20.1.0.0/24", "10.0.0.0/24", &[]);
+        let held = [IpPair {
+            veip: "20.1.0.9".into(),
+            ltmip: "10.0.0.9".into(),
+            ticket: "t".into(),
+            status: BondState::Pending,
+        }];
+        let mut alloc = PairAllocator::new(&lb, &held).expect("valid");
+        let pair = alloc.allocate("t", Some("20.1.0.9"), Some("10.0.0.9")).expect("its own");
+        assert_eq!(pair.veip.to_string(), "20.1.0.9");
+        assert!(alloc.allocate("u", Some("20.1.0.9"), None).is_err());
+    }
+
+    #[test]
+    fn ipv6_ranges_work_without_broadcast_rules() {
+        let lb = spec("fd00:20::/120", "fd00:10::/126", &["fd00:20::/126"]);
+        let mut alloc = PairAllocator::new(&lb, &[]).expect("valid");
+        assert_eq!(alloc.ve.total(), 256);
+        let pair = alloc.allocate("t", None, None).expect("free");
+        assert_eq!(pair.veip.to_string(), "fd00:20::4");
+        assert_eq!(pair.ltmip.to_string(), "fd00:10::");
+        let huge = spec("fd00::/64", "10.0.0.0/8", &[]);
+        let alloc = PairAllocator::new(&huge, &[]).expect("valid");
+        assert_eq!(alloc.ve.total(), u64::MAX, "saturates");
+        assert_eq!(alloc.ltm.total(), (1 << 24) - 2);
+    }
+
+    #[test]
+    fn slash_31_and_32_have_no_network_or_broadcast() {
+        let lb = spec("20.1.0.0/31", "10.0.0.7/32", &[]);
+        let mut alloc = PairAllocator::new(&lb, &[]).expect("valid");
+        assert_eq!(alloc.ve.total(), 2);
+        assert_eq!(alloc.ltm.total(), 1);
+        let p = alloc.allocate("t", None, None).expect("free");
+        assert_eq!((p.veip.to_string(), p.ltmip.to_string()), ("20.1.0.0".into(), "10.0.0.7".into()));
+    }
+
+    #[test]
+    fn bad_ranges_are_refused_with_the_field() {
+        for (ve, ltm, field, msg) in [
+            ("20.1.0.0/33", "10.0.0.0/24", "ve.cidr", "is not a CIDR"),
+            ("20.1.0.0/24", "10.0.0.1/24", "ltm.cidr", "did you mean 10.0.0.0/24?"),
+            ("20.1.0.0/24", "banana", "ltm.cidr", "is not a CIDR"),
+        ] {
+            let err = PairAllocator::new(&spec(ve, ltm, &[]), &[]).expect_err("refused");
+            assert_eq!(err.0, field);
+            assert!(err.1.contains(msg), "{}", err.1);
+        }
+        let err = PairAllocator::new(&spec("20.1.0.0/24", "10.0.0.0/24", &["10.0.0.x"]), &[]).expect_err("refused");
+        assert!(err.1.contains("neither an address nor a CIDR"), "{}", err.1);
+    }
+
+    #[test]
+    fn a_nearly_full_slash_16_still_finds_the_last_hole() {
+        let lb = spec("20.1.0.0/16", "10.0.0.0/16", &[]);
+        let mut alloc = PairAllocator::new(&lb, &[]).expect("valid");
+        for i in 0..65_000u32 {
+            alloc.allocate(&format!("t{i}"), None, None).expect("free");
+        }
+        alloc.release(Pair { veip: "20.1.1.10".parse().expect("ip"), ltmip: "10.0.1.10".parse().expect("ip") });
+        let p = alloc.allocate("late", None, None).expect("the hole");
+        assert_eq!(p.veip.to_string(), "20.1.1.10");
+        assert_eq!(alloc.capacity().ve_used, 65_000);
+        assert_eq!(alloc.free_pairs(), 65_534 - 65_000);
+    }
+
+    proptest! {
+        /// Random allocate/release sequences never hand out a taken, reserved or out-of-range
+        /// address, fail with Exhausted only when nothing is free, and keep the counts exact.
+        #[test]
+        fn allocation_never_hands_out_an_unavailable_address(
+            ops in proptest::collection::vec((any::<bool>(), 0u8..40, proptest::option::of(0u8..64)), 1..200),
+            reserved in proptest::collection::vec(0u8..64, 0..6),
+        ) {
+            let reserved: Vec<String> = reserved.iter().map(|o| format!("20.1.0.{o}")).collect();
+            let mut lb = spec("20.1.0.0/26", "10.0.0.0/26", &[]);
+            lb.reserved = reserved.clone();
+            let mut alloc = PairAllocator::new(&lb, &[]).expect("valid");
+            let mut held: BTreeMap<String, Pair> = BTreeMap::new();
+            for (allocate, ticket, wanted) in ops {
+                let ticket = format!("t{ticket}");
+                if allocate && !held.contains_key(&ticket) {
+                    let wanted = wanted.map(|o| format!("20.1.0.{o}"));
+                    match alloc.allocate(&ticket, wanted.as_deref(), None) {
+                        Ok(pair) => {
+                            let ve = pair.veip.to_string();
+                            prop_assert!(!reserved.contains(&ve), "reserved {ve} handed out");
+                            prop_assert!(!held.values().any(|p| p.veip == pair.veip || p.ltmip == pair.ltmip), "double allocation");
+                            prop_assert!(lb.ve.cidr.parse::<IpNet>().expect("net").contains(&pair.veip));
+                            prop_assert!(pair.veip.to_string() != "20.1.0.0" && pair.veip.to_string() != "20.1.0.63");
+                            held.insert(ticket, pair);
+                        }
+                        Err(AllocError::Exhausted { side, .. }) => {
+                            let pool = if side == Side::Ve { &alloc.ve } else { &alloc.ltm };
+                            prop_assert_eq!(pool.free(), 0, "Exhausted while addresses are free");
+                        }
+                        Err(_) => prop_assert!(wanted.is_some(), "only a request for a specific address may fail otherwise"),
+                    }
+                } else if let Some(pair) = held.remove(&ticket) {
+                    alloc.release(pair);
+                    prop_assert_eq!(alloc.ve.holder(pair.veip), None);
+                }
+                prop_assert_eq!(alloc.ve.used(), held.len() as u64);
+                prop_assert_eq!(alloc.ltm.used(), held.len() as u64);
+                let reserved_inside = reserved.iter().filter(|r| *r != "20.1.0.0" && *r != "20.1.0.63").collect::<std::collections::BTreeSet<_>>().len() as u64;
+                prop_assert_eq!(alloc.ve.free(), 62 - held.len() as u64 - reserved_inside);
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! lbdesk's application crate: the pure domain, the pages, and the server functions.
+//!
+//! The domain compiles for the browser and the server alike; everything that touches a
+//! database, a cluster or a session lives behind the `ssr` feature in [`ssr`].
+
+#![recursion_limit = "256"]
+
+pub mod auth;
+pub mod components;
+pub mod domain;
+pub mod error;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod ssr;
+
+mod shell;
+
+pub use shell::{App, shell};

@@ -1,0 +1,49 @@
+//! The sign-in page.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::auth::Login as LoginAction;
+
+/// Sign-in form; a wrong user name or password gets one message, at the form.
+#[component]
+pub fn Login() -> impl IntoView {
+    let login = ServerAction::<LoginAction>::new();
+    let next = move || use_query_map().read().get("next").unwrap_or_default();
+    let error = move || login.value().get().and_then(|r| r.err()).map(|e| e.to_string());
+    view! {
+        <Title text="Sign in" />
+        <div class="login-page">
+            <div class="login-card">
+                <h1 class="brand">
+                    <span class="brand-mark" aria-hidden="true">"lb"</span>
+                    "lbdesk"
+                </h1>
+                <p class="muted">"F5 load-balancer desk"</p>
+                <ActionForm action=login>
+                    <input type="hidden" name="next" value=next />
+                    <div class="field">
+                        <label for="username">"User name"</label>
+                        <input id="username" name="username" type="text" autocomplete="username" required autofocus />
+                    </div>
+                    <div class="field">
+                        <label for="password">"Password"</label>
+                        <input
+                            id="password"
+                            name="password"
+                            type="password"
+                            autocomplete="current-password"
+                            required
+                            aria-describedby="login-error"
+                        />
+                    </div>
+                    <p id="login-error" class="field-error" role="alert">{error}</p>
+                    <button type="submit" class="btn btn-primary" disabled=move || login.pending().get()>
+                        {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
+                    </button>
+                </ActionForm>
+            </div>
+        </div>
+    }
+}

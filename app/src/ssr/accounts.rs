@@ -1,0 +1,163 @@
+//! Users, projects and memberships in SQL, and argon2 password hashing.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
+
+use super::db::Db;
+use crate::auth::{Role, Scope};
+
+/// A user row with what the pages need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    pub username: String,
+    pub display_name: String,
+    pub role: Role,
+}
+
+/// Hashes a password with argon2id and a random salt (PHC string).
+pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Error> {
+    let salt = SaltString::generate(&mut OsRng);
+    Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
+}
+
+/// Whether `password` matches the PHC `hash`; a malformed hash never matches.
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+        .unwrap_or(false)
+}
+
+/// A hash of a random password, verified against when the user does not exist, so a wrong
+/// user name costs as much time as a wrong password (no user enumeration by timing).
+pub fn decoy_hash() -> &'static str {
+    static DECOY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DECOY.get_or_init(|| hash_password(&format!("{:x}", rand::random::<u128>())).unwrap_or_default())
+}
+
+fn role_of(s: &str) -> Role {
+    if s == "admin" { Role::Admin } else { Role::Tenant }
+}
+
+fn role_str(r: Role) -> &'static str {
+    match r {
+        Role::Admin => "admin",
+        Role::Tenant => "tenant",
+    }
+}
+
+impl Db {
+    /// The account and its password hash, for sign-in.
+    pub async fn account_with_hash(&self, username: &str) -> Result<Option<(Account, String)>, sqlx::Error> {
+        let row: Option<(String, String, String, String)> =
+            sqlx::query_as("SELECT username, display_name, role, password_hash FROM users WHERE username = $1")
+                .bind(username)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(username, display_name, role, hash)| {
+            (Account { username, display_name, role: role_of(&role) }, hash)
+        }))
+    }
+
+    /// The account of `username`, if it exists.
+    pub async fn account(&self, username: &str) -> Result<Option<Account>, sqlx::Error> {
+        Ok(self.account_with_hash(username).await?.map(|(a, _)| a))
+    }
+
+    /// Creates or updates a user (password given as a PHC hash).
+    pub async fn upsert_user(&self, account: &Account, password_hash: &str, now: i64) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO users (username, display_name, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (username) DO UPDATE SET display_name = excluded.display_name, \
+             password_hash = excluded.password_hash, role = excluded.role",
+        )
+        .bind(&account.username)
+        .bind(&account.display_name)
+        .bind(password_hash)
+        .bind(role_str(account.role))
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Creates a project (idempotent).
+    pub async fn upsert_project(&self, name: &str, display_name: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO projects (name, display_name) VALUES ($1, $2) \
+             ON CONFLICT (name) DO UPDATE SET display_name = excluded.display_name",
+        )
+        .bind(name)
+        .bind(display_name)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Makes `username` a member of `project` (idempotent).
+    pub async fn add_member(&self, project: &str, username: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO project_members (project, username) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(project)
+            .bind(username)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Puts `namespace` of `cluster` into `project` (idempotent; a namespace has one project).
+    pub async fn assign_namespace(&self, project: &str, cluster: &str, namespace: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO project_namespaces (project, cluster, namespace) VALUES ($1, $2, $3) \
+             ON CONFLICT (cluster, namespace) DO UPDATE SET project = excluded.project",
+        )
+        .bind(project)
+        .bind(cluster)
+        .bind(namespace)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The projects a user may work in: their memberships, or every project for an admin.
+    pub async fn projects_of(&self, account: &Account) -> Result<Vec<String>, sqlx::Error> {
+        let rows: Vec<(String,)> = match account.role {
+            Role::Admin => sqlx::query_as("SELECT name FROM projects ORDER BY name").fetch_all(&self.pool).await?,
+            Role::Tenant => {
+                sqlx::query_as("SELECT project FROM project_members WHERE username = $1 ORDER BY project")
+                    .bind(&account.username)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        Ok(rows.into_iter().map(|(p,)| p).collect())
+    }
+
+    /// The (cluster, namespace) pairs of a project.
+    pub async fn project_scope(&self, project: &str) -> Result<Scope, sqlx::Error> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT cluster, namespace FROM project_namespaces WHERE project = $1 ORDER BY cluster, namespace",
+        )
+        .bind(project)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Scope { namespaces: rows })
+    }
+
+    /// A server-wide setting.
+    pub async fn setting(&self, key: &str) -> Result<Option<String>, sqlx::Error> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT value FROM settings WHERE key = $1").bind(key).fetch_optional(&self.pool).await?;
+        Ok(row.map(|(v,)| v))
+    }
+
+    /// Sets a server-wide setting.
+    pub async fn set_setting(&self, key: &str, value: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+//! Server-only plumbing of the server functions: state, session, the signed-in user.
+
+pub mod accounts;
+pub mod db;
+pub mod session_store;
+mod state;
+
+pub use state::AppState;
+
+use leptos::prelude::*;
+use tower_sessions::Session;
+
+use crate::auth::CurrentUser;
+use crate::error::AppError;
+use accounts::Account;
+
+/// Session key holding the signed-in user name.
+pub const SESSION_USER: &str = "user";
+/// Session key holding the project the user works in.
+pub const SESSION_PROJECT: &str = "project";
+
+/// The server state, provided to every server function by `leptos_routes`.
+pub fn state() -> Result<AppState, AppError> {
+    use_context::<AppState>().ok_or_else(|| AppError::Internal("server state is missing".into()))
+}
+
+/// The request's session.
+pub async fn session() -> Result<Session, AppError> {
+    leptos_axum::extract::<Session>().await.map_err(|e| AppError::Internal(format!("session unavailable: {e}")))
+}
+
+/// Logs `e` and turns it into an error fit for a browser (no internals leak).
+pub fn internal(context: &str, e: impl std::fmt::Display) -> AppError {
+    tracing::error!(error = %e, "{context}");
+    AppError::Internal(format!("{context}; the server log has details"))
+}
+
+/// The signed-in account, or `Unauthorized`.
+pub async fn account() -> Result<Account, AppError> {
+    let session = session().await?;
+    let username: Option<String> =
+        session.get(SESSION_USER).await.map_err(|e| internal("could not read the session", e))?;
+    let username = username.ok_or(AppError::Unauthorized)?;
+    state()?
+        .db
+        .account(&username)
+        .await
+        .map_err(|e| internal("could not load the user", e))?
+        .ok_or(AppError::Unauthorized)
+}
+
+/// The signed-in user with their projects and current project.
+pub async fn user() -> Result<CurrentUser, AppError> {
+    let account = account().await?;
+    let db = state()?.db;
+    let projects = db.projects_of(&account).await.map_err(|e| internal("could not load the projects", e))?;
+    let chosen: Option<String> =
+        session().await?.get(SESSION_PROJECT).await.map_err(|e| internal("could not read the session", e))?;
+    let project = chosen.filter(|p| projects.contains(p)).or_else(|| projects.first().cloned());
+    Ok(CurrentUser {
+        username: account.username,
+        display_name: account.display_name,
+        role: account.role,
+        projects,
+        project,
+    })
+}
+
+/// Sets the HTTP status of a failed server function from its error, then passes it on.
+pub fn reply<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+    if let Err(e) = &result
+        && let Some(options) = use_context::<leptos_axum::ResponseOptions>()
+        && let Ok(status) = http::StatusCode::from_u16(e.status())
+    {
+        options.set_status(status);
+    }
+    result
+}

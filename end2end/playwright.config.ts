@@ -1,0 +1,45 @@
+import { defineConfig } from '@playwright/test';
+import * as os from 'os';
+import * as path from 'path';
+
+// The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory.
+const port = Number(process.env.LBDESK_E2E_PORT ?? 3917);
+const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/debug/lbdesk');
+const dataDir = path.join(os.tmpdir(), `lbdesk-e2e-${port}`);
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 1,
+  forbidOnly: true,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  webServer: {
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --data-dir '${dataDir}'`,
+    cwd: path.resolve(__dirname, '..'),
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  },
+});

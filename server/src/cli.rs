@@ -1,0 +1,84 @@
+//! Command line: `serve` (the default), `crdgen`, `reset-demo-passwords`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+/// The F5 load-balancer desk.
+#[derive(Parser, Debug)]
+#[command(name = "lbdesk", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the web UI (the default).
+    Serve(ServeArgs),
+    /// Write the CustomResourceDefinitions generated from the Rust types.
+    Crdgen {
+        /// Directory the YAML files are written to.
+        #[arg(long, default_value = "deploy/crds")]
+        out: PathBuf,
+    },
+    /// Generate new passwords for the demo users and print them.
+    ResetDemoPasswords(StoreArgs),
+}
+
+/// Where the state lives.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// Directory for the SQLite database and other state.
+    #[arg(long, env = "LBDESK_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// `postgres://…` to use PostgreSQL instead of SQLite in the data directory.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+}
+
+impl StoreArgs {
+    /// The database URL: `DATABASE_URL`, else a SQLite file in the data directory (created).
+    pub fn database_url(&self) -> anyhow::Result<String> {
+        if let Some(url) = &self.database_url {
+            return Ok(url.clone());
+        }
+        std::fs::create_dir_all(&self.data_dir)
+            .with_context(|| format!("could not create the data directory {}", self.data_dir.display()))?;
+        Ok(app::ssr::db::Db::sqlite_url(&self.data_dir))
+    }
+}
+
+/// Options of `lbdesk serve`.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "LBDESK_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Seed the demo users with fixed, documented passwords (never in production).
+    #[arg(long, env = "LBDESK_DEMO")]
+    pub demo: bool,
+    /// The address users reach lbdesk at; `https://…` marks the session cookie `Secure`.
+    #[arg(long, env = "LBDESK_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Directory holding the built site (`pkg/`, favicon).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: PathBuf,
+}
+
+impl Cli {
+    pub async fn run(self) -> anyhow::Result<()> {
+        match self.command {
+            None => crate::serve::run(self.serve).await,
+            Some(Command::Serve(args)) => crate::serve::run(args).await,
+            Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
+            Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
+        }
+    }
+}

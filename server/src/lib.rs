@@ -1,0 +1,8 @@
+//! The `lbdesk` server: command line, web surface, demo seed. The binary is a thin `main`.
+
+pub mod cli;
+pub mod crdgen;
+pub mod demo;
+pub mod serve;
+pub mod telemetry;
+pub mod web;

@@ -1,0 +1,5 @@
+//! Integration tests: the real server on a port, on SQLite and on PostgreSQL.
+
+mod accounts;
+mod helpers;
+mod web;

@@ -1,0 +1,153 @@
+//! Sign-in, sessions and the guards, through HTTP as a browser would, on both databases.
+
+use app::auth::{CurrentUser, Role};
+use app::error::AppError;
+use reqwest::StatusCode;
+
+use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk, spawn_lbdesk_with};
+use crate::on_both_databases;
+
+on_both_databases!(
+    anonymous_pages_go_to_sign_in_and_server_functions_answer_401,
+    a_wrong_password_and_an_unknown_user_get_the_same_answer,
+    signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session,
+    the_cookie_is_secure_behind_an_https_address,
+    cross_site_writes_are_refused,
+    a_tenant_cannot_switch_to_a_project_they_are_not_in,
+);
+
+async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
+    client
+        .post(format!("{}/api/login", lbdesk.url))
+        .form(&[("username", user), ("password", password), ("next", "/listeners")])
+        .send()
+        .await
+        .expect("request")
+}
+
+async fn me(client: &reqwest::Client, lbdesk: &Lbdesk) -> reqwest::Response {
+    client.post(format!("{}/api/me", lbdesk.url)).send().await.expect("request")
+}
+
+async fn anonymous_pages_go_to_sign_in_and_server_functions_answer_401(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let client = browser();
+    for page in ["/", "/tickets", "/loadbalancers", "/rules?x=1"] {
+        let res = client.get(format!("{}{page}", lbdesk.url)).send().await.expect("request");
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "{page}");
+        let location = res.headers()["location"].to_str().expect("ascii");
+        assert!(location.starts_with("/login"), "{page} → {location}");
+    }
+    let res = me(&client, &lbdesk).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(res.json::<AppError>().await.expect("typed error"), AppError::Unauthorized);
+    let res = client.get(format!("{}/login", lbdesk.url)).send().await.expect("request");
+    assert_eq!(res.status(), StatusCode::OK);
+    for open in ["/healthz", "/readyz"] {
+        let res = client.get(format!("{}{open}", lbdesk.url)).send().await.expect("request");
+        assert_eq!(res.status(), StatusCode::OK, "{open}");
+    }
+}
+
+async fn a_wrong_password_and_an_unknown_user_get_the_same_answer(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let client = browser();
+    let wrong = login(&client, &lbdesk, "alice", "bob-demo").await;
+    let status = wrong.status();
+    let wrong: AppError = wrong.json().await.expect("typed error");
+    let unknown = login(&client, &lbdesk, "nobody", "bob-demo").await;
+    assert_eq!(unknown.status(), status);
+    let unknown: AppError = unknown.json().await.expect("typed error");
+    assert_eq!(wrong, unknown);
+    assert_eq!(wrong.for_field("password").as_deref(), Some(app::auth::WRONG_CREDENTIALS));
+    assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED);
+}
+
+async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let client = browser();
+    let res = login(&client, &lbdesk, "alice", "alice-demo").await;
+    assert!(res.status().is_success() || res.status().is_redirection(), "{}", res.status());
+    let cookie = res.headers()["set-cookie"].to_str().expect("ascii").to_string();
+    assert!(cookie.starts_with("lbdesk_session="), "{cookie}");
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
+    assert!(cookie.contains("Max-Age=28800"), "sessions expire after 8 idle hours: {cookie}");
+    let session_cookie = cookie.split(';').next().expect("name=value").to_string();
+
+    let user: CurrentUser = me(&client, &lbdesk).await.json().await.expect("the user");
+    assert_eq!(user.username, "alice");
+    assert_eq!(user.role, Role::Tenant);
+    assert_eq!(user.project.as_deref(), Some("project-a"));
+    let page = client.get(format!("{}/tickets", lbdesk.url)).send().await.expect("request");
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+
+    let res = client.post(format!("{}/api/logout", lbdesk.url)).send().await.expect("request");
+    assert!(res.status().is_success(), "{}", res.status());
+    let (rows,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM sessions").fetch_one(&lbdesk.db.pool).await.expect("count");
+    assert_eq!(rows, 0, "the session is gone from the store");
+    // The old cookie, replayed by someone who kept it, opens nothing.
+    let replay = reqwest::Client::new()
+        .post(format!("{}/api/me", lbdesk.url))
+        .header("cookie", &session_cookie)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(replay.status(), StatusCode::UNAUTHORIZED);
+}
+
+async fn the_cookie_is_secure_behind_an_https_address(backend: Backend) {
+    let lbdesk = spawn_lbdesk_with(backend, Some("https://lbdesk.bank.example")).await;
+    let res = login(&browser(), &lbdesk, "admin", "admin-demo").await;
+    let cookie = res.headers()["set-cookie"].to_str().expect("ascii").to_string();
+    assert!(cookie.contains("Secure"), "{cookie}");
+}
+
+async fn cross_site_writes_are_refused(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let client = browser();
+    let res = client
+        .post(format!("{}/api/login", lbdesk.url))
+        .header("origin", "https://evil.example")
+        .form(&[("username", "admin"), ("password", "admin-demo")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = client
+        .post(format!("{}/api/login", lbdesk.url))
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("username", "admin"), ("password", "admin-demo")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert!(res.headers().get("set-cookie").is_none());
+    let same = client
+        .post(format!("{}/api/login", lbdesk.url))
+        .header("origin", &lbdesk.url)
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("username", "admin"), ("password", "admin-demo")])
+        .send()
+        .await
+        .expect("request");
+    assert!(same.headers().get("set-cookie").is_some(), "a same-origin sign-in works");
+}
+
+async fn a_tenant_cannot_switch_to_a_project_they_are_not_in(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let client = browser();
+    login(&client, &lbdesk, "bob", "bob-demo").await;
+    let res = client
+        .post(format!("{}/api/switch-project", lbdesk.url))
+        .form(&[("project", "project-a")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let user: CurrentUser = me(&client, &lbdesk).await.json().await.expect("the user");
+    assert_eq!(user.project.as_deref(), Some("project-b"));
+}

@@ -1,0 +1,301 @@
+//! The project's two commands and their helpers, with no dependencies beyond std:
+//!
+//! * `cargo xtask run`  — build (release) and start lbdesk in embedded mode with the demo logins;
+//! * `cargo xtask test` — install what is missing, then run every test: format, lints, unit,
+//!   integration (SQLite and PostgreSQL) and end-to-end in headless Chromium.
+//!
+//! Also `cargo xtask build [--release]` (the site and the binary) and `cargo xtask setup`.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+/// The exact wasm-bindgen the workspace pins; the CLI must match it.
+const WASM_BINDGEN: &str = "0.2.130";
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const OUTPUT_NAME: &str = "lbdesk";
+/// Where the test PostgreSQL listens (loopback only).
+const PG_PORT: u16 = 55432;
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&rest),
+        Some("test") => test(),
+        Some("build") => setup(false).and_then(|_| build(Profile::from_flags(&rest)).map(|_| ())),
+        Some("setup") => setup(true),
+        _ => {
+            eprintln!("usage: cargo xtask <run [serve options…] | test | build [--release] | setup>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Profile {
+    Debug,
+    Release,
+}
+
+impl Profile {
+    fn from_flags(flags: &[&str]) -> Profile {
+        if flags.contains(&"--release") { Profile::Release } else { Profile::Debug }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
+}
+
+/// Where the built site (scripts, styles, static files) goes; `lbdesk serve` looks here by default.
+fn site_dir() -> PathBuf {
+    root().join("target/site")
+}
+
+fn step(what: &str) {
+    eprintln!("\n==> {what}");
+}
+
+/// Runs a command in `dir`, failing with its name when it fails.
+fn sh(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    let status = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("could not start {program}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
+}
+
+/// The standard output of a command, if it ran and succeeded.
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).stderr(Stdio::null()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn is_root() -> bool {
+    output("id", &["-u"]).is_some_and(|u| u.trim() == "0")
+}
+
+/// Installs Debian packages (as root, or through sudo).
+fn apt_install(packages: &[&str]) -> Result {
+    let (program, mut prefix): (&str, Vec<&str>) =
+        if is_root() { ("apt-get", vec![]) } else { ("sudo", vec!["apt-get"]) };
+    let mut update = prefix.clone();
+    update.extend(["update", "-q"]);
+    sh(&root(), program, &update, &[])?;
+    prefix.extend(["install", "-y", "-q", "--no-install-recommends"]);
+    prefix.extend(packages);
+    sh(&root(), program, &prefix, &[("DEBIAN_FRONTEND", "noninteractive")])
+}
+
+/// Installs what the build needs (and, with `browser`, what the tests need) when missing.
+fn setup(browser: bool) -> Result {
+    let root = root();
+    if !output("rustup", &["target", "list", "--installed"]).is_some_and(|t| t.contains(WASM_TARGET)) {
+        step("adding the wasm32 target");
+        sh(&root, "rustup", &["target", "add", WASM_TARGET], &[])?;
+    }
+    if !output("wasm-bindgen", &["--version"]).is_some_and(|v| v.trim().ends_with(WASM_BINDGEN)) {
+        step("installing wasm-bindgen-cli from crates.io (about 3 minutes)");
+        let version = format!("={WASM_BINDGEN}");
+        sh(&root, "cargo", &["install", "wasm-bindgen-cli", "--version", &version], &[])?;
+    }
+    let e2e = root.join("end2end");
+    if !e2e.join("node_modules/.bin/wasm-opt").exists() || !e2e.join("node_modules/@playwright/test").exists() {
+        step("installing npm packages (Playwright, binaryen's wasm-opt)");
+        sh(&e2e, "npm", &["ci", "--no-audit", "--no-fund"], &[("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")])?;
+    }
+    if browser {
+        let mut missing = Vec::new();
+        if !Path::new("/usr/bin/chromium").exists() {
+            missing.push("chromium");
+        }
+        if pg_bin("pg_ctl").is_none() {
+            missing.push("postgresql");
+        }
+        if !missing.is_empty() {
+            step(&format!("installing Debian packages: {}", missing.join(" ")));
+            apt_install(&missing)?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds the browser bundle, the site directory and the server binary; returns the binary.
+fn build(profile: Profile) -> Result<PathBuf> {
+    let root = root();
+    let started = Instant::now();
+    let (cargo_profile, dir) = match profile {
+        Profile::Debug => ("dev", "debug"),
+        Profile::Release => ("wasm-release", "wasm-release"),
+    };
+    step("building the browser bundle (wasm)");
+    sh(
+        &root,
+        "cargo",
+        &["build", "-p", "frontend", "--lib", "--target", WASM_TARGET, "--profile", cargo_profile],
+        &[],
+    )?;
+    let wasm = target_dir().join(WASM_TARGET).join(dir).join("frontend.wasm");
+    let site = site_dir();
+    let pkg = site.join("pkg");
+    let _ = std::fs::remove_dir_all(&site);
+    std::fs::create_dir_all(&pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
+    let wasm_arg = wasm.to_string_lossy().into_owned();
+    let pkg_arg = pkg.to_string_lossy().into_owned();
+    sh(&root, "wasm-bindgen", &["--target", "web", "--out-dir", &pkg_arg, "--out-name", OUTPUT_NAME, &wasm_arg], &[])?;
+    let bundled = pkg.join(format!("{OUTPUT_NAME}.wasm"));
+    std::fs::rename(pkg.join(format!("{OUTPUT_NAME}_bg.wasm")), &bundled)
+        .map_err(|e| format!("could not rename the wasm: {e}"))?;
+    if profile == Profile::Release {
+        step("optimising the bundle (wasm-opt -Oz)");
+        let wasm_opt = root.join("end2end/node_modules/.bin/wasm-opt");
+        let bundled_arg = bundled.to_string_lossy().into_owned();
+        sh(
+            &root,
+            &wasm_opt.to_string_lossy(),
+            &["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", &bundled_arg, "-o", &bundled_arg],
+            &[],
+        )?;
+    }
+    copy(&root.join("style/main.css"), &pkg.join(format!("{OUTPUT_NAME}.css")))?;
+    for entry in std::fs::read_dir(root.join("public")).map_err(|e| format!("could not read public/: {e}"))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        copy(&entry.path(), &site.join(entry.file_name()))?;
+    }
+    step("building the server");
+    let mut args = vec!["build", "-p", "server"];
+    if profile == Profile::Release {
+        args.push("--release");
+    }
+    sh(&root, "cargo", &args, &[])?;
+    let bin = target_dir().join(if profile == Profile::Release { "release" } else { "debug" }).join("lbdesk");
+    let size = std::fs::metadata(&bundled).map(|m| m.len()).unwrap_or(0);
+    eprintln!("built in {:.0?}: {} ({} KB wasm)", started.elapsed(), bin.display(), size / 1024);
+    Ok(bin)
+}
+
+fn copy(from: &Path, to: &Path) -> Result {
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("could not copy {} to {}: {e}", from.display(), to.display()))
+}
+
+/// `cargo xtask run`: build for release and serve embedded mode with the demo logins.
+fn run(serve_args: &[&str]) -> Result {
+    setup(false)?;
+    let bin = build(Profile::Release)?;
+    let mut args = vec!["serve", "--demo"];
+    args.extend(serve_args);
+    step("starting lbdesk (Ctrl-C stops it)");
+    sh(&root(), &bin.to_string_lossy(), &args, &[])
+}
+
+/// `cargo xtask test`: every test, from formatting to the browser.
+fn test() -> Result {
+    let root = root();
+    let started = Instant::now();
+    setup(true)?;
+    step("format");
+    sh(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
+    step("lints (server side, then the browser bundle)");
+    sh(
+        &root,
+        "cargo",
+        &["clippy", "--workspace", "--exclude", "frontend", "--all-targets", "--", "-D", "warnings"],
+        &[],
+    )?;
+    sh(&root, "cargo", &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--", "-D", "warnings"], &[])?;
+    let pg_url = start_postgres()?;
+    step("unit and integration tests (SQLite and PostgreSQL)");
+    sh(&root, "cargo", &["test", "--workspace", "--exclude", "frontend"], &[("LBDESK_TEST_POSTGRES_URL", &pg_url)])?;
+    let bin = build(Profile::Debug)?;
+    step("end-to-end tests in headless Chromium");
+    let bin_arg = bin.to_string_lossy().into_owned();
+    sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
+    eprintln!("\nall tests passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// A PostgreSQL server binary of the newest installed major version.
+fn pg_bin(name: &str) -> Option<PathBuf> {
+    let mut versions: Vec<PathBuf> =
+        std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path()).collect();
+    versions.sort();
+    versions.into_iter().rev().map(|v| v.join("bin").join(name)).find(|p| p.exists())
+}
+
+/// Starts a throw-away PostgreSQL on loopback (unless one already answers there) and returns its URL.
+fn start_postgres() -> Result<String> {
+    let url = format!("postgres://postgres@127.0.0.1:{PG_PORT}/postgres");
+    let ready = pg_bin("pg_isready").ok_or("PostgreSQL is not installed")?;
+    let is_up = || {
+        Command::new(&ready)
+            .args(["-q", "-h", "127.0.0.1", "-p", &PG_PORT.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if is_up() {
+        return Ok(url);
+    }
+    step(&format!("starting PostgreSQL for the tests on 127.0.0.1:{PG_PORT}"));
+    let data = env::temp_dir().join("lbdesk-test-pg");
+    let data_arg = data.to_string_lossy().into_owned();
+    // NB: PostgreSQL refuses to run as root; as root, run it as the `postgres` user.
+    let as_pg = |program: PathBuf, args: Vec<String>| -> Result {
+        let program = program.to_string_lossy().into_owned();
+        if is_root() {
+            let mut all = vec!["-u".to_string(), "postgres".to_string(), "--".to_string(), program];
+            all.extend(args);
+            let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+            sh(&env::temp_dir(), "runuser", &refs, &[])
+        } else {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            sh(&env::temp_dir(), &program, &refs, &[])
+        }
+    };
+    if !data.join("PG_VERSION").exists() {
+        let _ = std::fs::remove_dir_all(&data);
+        std::fs::create_dir_all(&data).map_err(|e| format!("could not create {data_arg}: {e}"))?;
+        if is_root() {
+            sh(&env::temp_dir(), "chown", &["postgres:postgres", &data_arg], &[])?;
+        }
+        let initdb = pg_bin("initdb").ok_or("initdb is missing")?;
+        as_pg(
+            initdb,
+            vec![
+                "-D".into(),
+                data_arg.clone(),
+                "-U".into(),
+                "postgres".into(),
+                "--auth=trust".into(),
+                "-E".into(),
+                "UTF8".into(),
+            ],
+        )?;
+    }
+    let pg_ctl = pg_bin("pg_ctl").ok_or("pg_ctl is missing")?;
+    let options = format!(
+        "-c listen_addresses=127.0.0.1 -p {PG_PORT} -k {} -c fsync=off -c max_connections=200",
+        env::temp_dir().display()
+    );
+    let log = data.join("server.log").to_string_lossy().into_owned();
+    as_pg(pg_ctl, vec!["-D".into(), data_arg, "-l".into(), log, "-o".into(), options, "-w".into(), "start".into()])?;
+    if is_up() { Ok(url) } else { Err("PostgreSQL did not start".into()) }
+}
