@@ -26,6 +26,12 @@ enum Command {
         #[arg(long, default_value = "deploy/crds")]
         out: PathBuf,
     },
+    /// Print the AS3 declaration of every (cluster, tenant) the objects in YAML files produce.
+    Render {
+        /// YAML files of Loadbalancer, Lbticket (with status.phase and status.veip) and Lbrule objects.
+        #[arg(short = 'f', long = "filename", required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Generate new passwords for the demo users and print them.
     ResetDemoPasswords(StoreArgs),
 }
@@ -78,6 +84,7 @@ impl Cli {
             None => crate::serve::run(self.serve).await,
             Some(Command::Serve(args)) => crate::serve::run(args).await,
             Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
+            Some(Command::Render { files }) => crate::render::run(&files),
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
         }
     }

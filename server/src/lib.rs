@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod crdgen;
 pub mod demo;
+pub mod render;
 pub mod serve;
 pub mod telemetry;
 pub mod web;

@@ -129,6 +129,10 @@ fn setup(browser: bool) -> Result {
         if pg_bin("pg_ctl").is_none() {
             missing.push("postgresql");
         }
+        // The iRule tests run the generated iRules in Tcl.
+        if output("tclsh", &["/dev/null"]).is_none() {
+            missing.push("tcl");
+        }
         if !missing.is_empty() {
             step(&format!("installing Debian packages: {}", missing.join(" ")));
             apt_install(&missing)?;

@@ -1,4 +1,8 @@
 //! The pure core of lbdesk: no I/O, no clocks, no async. Compiles for the browser too.
 
+pub mod as3;
 pub mod crd;
 pub mod ipam;
+pub mod irule;
+pub mod policy;
+pub mod routing;

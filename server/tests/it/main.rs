@@ -2,4 +2,5 @@
 
 mod accounts;
 mod helpers;
+mod render;
 mod web;

@@ -1,0 +1,378 @@
+//! AS3 declarations: one per (member cluster, AS3 tenant), from its Loadbalancers' Enabled
+//! listener tickets (every namespace) and their rules. Output is byte-stable: the same objects
+//! always give the same bytes, so an unchanged tenant causes no write.
+
+pub mod names;
+#[cfg(feature = "ssr")]
+pub mod validate;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use super::crd::{
+    DesiredState, LbType, LbruleSpec, LbticketSpec, LbticketStatus, LoadbalancerSpec, Phase, Protocol, ServiceRef,
+    Session,
+};
+use super::irule;
+use super::policy::effective_partition;
+
+/// The AS3 schema version written (CIS 2.20 validates against 3.52 and refuses newer).
+pub const SCHEMA_VERSION: &str = "3.50.0";
+
+/// A ticket the renderer places: name, spec and its allocated VE address.
+#[derive(Clone, Copy, Debug)]
+pub struct TicketInput<'a> {
+    pub name: &'a str,
+    pub spec: &'a LbticketSpec,
+    pub veip: &'a str,
+}
+
+/// A rule the renderer places.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleInput<'a> {
+    pub name: &'a str,
+    pub spec: &'a LbruleSpec,
+}
+
+/// Which ticket, listener and rule an AS3 item comes from, for messages.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    pub ticket: String,
+    pub listener: String,
+    pub rule: Option<String>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ticket {}, listener {}", self.ticket, self.listener)?;
+        if let Some(rule) = &self.rule {
+            write!(f, ", rule {rule}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something in the objects that makes the tenant impossible to render or validate.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default())]
+pub struct Fault {
+    pub origin: Option<Origin>,
+    pub message: String,
+}
+
+/// The CIS service-discovery labels of one Service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolLabels {
+    pub tenant: String,
+    pub app: String,
+    pub pool: String,
+}
+
+/// A rendered tenant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    pub cluster: String,
+    pub tenant: String,
+    /// The ADC declaration, compact JSON.
+    pub adc: String,
+    /// (namespace, Service) → the labels it must carry.
+    pub services: BTreeMap<(String, String), PoolLabels>,
+    /// Namespaces holding listeners (they get the Loadbalancer's nsselector labels).
+    pub namespaces: BTreeSet<String>,
+    /// `<app>/<item>` → where it comes from.
+    pub origins: BTreeMap<String, Origin>,
+    /// Rules not placed (their ticket or listener is not rendered), and why.
+    pub skipped: Vec<(String, String)>,
+}
+
+impl Rendered {
+    /// The ConfigMap `data.template`: the ADC inside the AS3 request CIS reads.
+    pub fn template(&self) -> String {
+        format!(r#"{{"class":"AS3","action":"deploy","persist":true,"declaration":{}}}"#, self.adc)
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Adc<'a> {
+    class: &'static str,
+    schema_version: &'static str,
+    id: String,
+    label: &'static str,
+    remark: &'static str,
+    #[serde(flatten)]
+    tenant: BTreeMap<&'a str, Tenant>,
+}
+
+#[derive(Serialize)]
+struct Tenant {
+    class: &'static str,
+    #[serde(flatten)]
+    apps: BTreeMap<String, Application>,
+}
+
+#[derive(Serialize)]
+struct Application {
+    class: &'static str,
+    template: &'static str,
+    #[serde(flatten)]
+    items: BTreeMap<String, Item>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item {
+    Service(VirtualServer),
+    Pool(Pool),
+    IRule(IRule),
+}
+
+#[derive(Serialize)]
+struct BigIp {
+    bigip: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VirtualServer {
+    class: &'static str,
+    remark: String,
+    virtual_addresses: [String; 1],
+    virtual_port: u16,
+    persistence_methods: Vec<&'static str>,
+    pool: String,
+    #[serde(rename = "iRules")]
+    irules: [String; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redirect80: Option<bool>,
+    #[serde(rename = "serverTLS", skip_serializing_if = "Option::is_none")]
+    server_tls: Option<BigIp>,
+    #[serde(rename = "clientTLS", skip_serializing_if = "Option::is_none")]
+    client_tls: Option<BigIp>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Member {
+    service_port: u16,
+    server_addresses: [String; 0],
+}
+
+#[derive(Serialize)]
+struct Pool {
+    class: &'static str,
+    monitors: [&'static str; 1],
+    members: [Member; 1],
+}
+
+#[derive(Serialize)]
+struct IRule {
+    class: &'static str,
+    #[serde(rename = "iRule")]
+    text: String,
+    expand: bool,
+}
+
+/// Keys of an ADC body that a tenant cannot be named.
+const ADC_KEYS: [&str; 9] =
+    ["class", "schemaVersion", "id", "label", "remark", "updateMode", "controls", "constants", "Common"];
+
+fn service_class(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Http => "Service_HTTP",
+        Protocol::Https => "Service_HTTPS",
+        Protocol::Tcp => "Service_TCP",
+        Protocol::Udp => "Service_UDP",
+    }
+}
+
+/// The pool monitor of a listener protocol: HTTPS listeners re-encrypt, so backends speak TLS.
+fn monitor(p: Protocol) -> &'static str {
+    p.as_str()
+}
+
+fn persistence(s: Session) -> Vec<&'static str> {
+    match s {
+        Session::Cookie => vec!["cookie"],
+        Session::SourceAddress => vec!["source-address"],
+        Session::None => vec![],
+    }
+}
+
+/// Renders one tenant of one cluster from its tickets (already filtered to those to render)
+/// and the rules of those tickets.
+pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[RuleInput]) -> Result<Rendered, Fault> {
+    if !names::is_legal(tenant) || ADC_KEYS.contains(&tenant) {
+        return Err(Fault {
+            origin: None,
+            message: format!("{tenant:?} cannot be an AS3 tenant name; set a partition on the load balancer"),
+        });
+    }
+    let mut out = Rendered {
+        cluster: cluster.to_string(),
+        tenant: tenant.to_string(),
+        adc: String::new(),
+        services: BTreeMap::new(),
+        namespaces: BTreeSet::new(),
+        origins: BTreeMap::new(),
+        skipped: Vec::new(),
+    };
+    let mut apps: BTreeMap<String, Application> = BTreeMap::new();
+    let mut placed: BTreeSet<(&str, &str)> = BTreeSet::new();
+    let mut sorted: Vec<&TicketInput> = tickets.iter().collect();
+    sorted.sort_by_key(|t| t.name);
+    for ticket in sorted {
+        let ns = &ticket.spec.namespace;
+        for listener in &ticket.spec.listeners {
+            placed.insert((ticket.name, &listener.name));
+            let origin = Origin { ticket: ticket.name.to_string(), listener: listener.name.clone(), rule: None };
+            let app = names::application(ns, listener.protocol);
+            let vs = names::virtual_server(ticket.name, listener.port);
+            let irule_name = names::irule(&vs);
+            let own_rules: Vec<(&str, &LbruleSpec)> = rules
+                .iter()
+                .filter(|r| r.spec.lbticket == ticket.name && r.spec.listener == listener.name)
+                .map(|r| (r.name, r.spec))
+                .collect();
+            let items = &mut apps
+                .entry(app.clone())
+                .or_insert_with(|| Application { class: "Application", template: "generic", items: BTreeMap::new() })
+                .items;
+            let mut backends: Vec<(&ServiceRef, Origin)> =
+                listener.services.iter().map(|s| (s, origin.clone())).collect();
+            for (rule_name, rule) in &own_rules {
+                let rule_origin = Origin { rule: Some(rule_name.to_string()), ..origin.clone() };
+                backends.extend(rule.services.iter().map(|s| (s, rule_origin.clone())));
+            }
+            for (backend, from) in backends {
+                let pool = names::pool(&backend.service, backend.port);
+                let labels = PoolLabels { tenant: tenant.to_string(), app: app.clone(), pool: pool.clone() };
+                let key = (ns.clone(), backend.service.clone());
+                if let Some(existing) = out.services.get(&key)
+                    && *existing != labels
+                {
+                    let first = out
+                        .origins
+                        .get(&format!("{}/{}", existing.app, existing.pool))
+                        .map(|o| o.to_string())
+                        .unwrap_or_default();
+                    return Err(Fault {
+                        origin: Some(from),
+                        message: format!(
+                            "Service {} of namespace {ns} would back pool {}/{} and pool {}/{} ({first}); CIS puts a Service in one pool only",
+                            backend.service, existing.app, existing.pool, app, pool
+                        ),
+                    });
+                }
+                out.services.insert(key, labels);
+                out.origins.entry(format!("{app}/{pool}")).or_insert(from);
+                items.entry(pool).or_insert_with(|| {
+                    Item::Pool(Pool {
+                        class: "Pool",
+                        monitors: [monitor(listener.protocol)],
+                        members: [Member { service_port: backend.port, server_addresses: [] }],
+                    })
+                });
+            }
+            let full = |s: &ServiceRef| format!("/{tenant}/{app}/{}", names::pool(&s.service, s.port));
+            let https = listener.protocol == Protocol::Https;
+            let default_pool = listener.services.iter().find(|s| s.weight > 0).or(listener.services.first());
+            items.insert(
+                vs.clone(),
+                Item::Service(VirtualServer {
+                    class: service_class(listener.protocol),
+                    remark: remark(&origin),
+                    virtual_addresses: [ticket.veip.to_string()],
+                    virtual_port: listener.port,
+                    persistence_methods: persistence(listener.session),
+                    pool: default_pool.map(|s| names::pool(&s.service, s.port)).unwrap_or_default(),
+                    irules: [irule_name.clone()],
+                    redirect80: https.then_some(false),
+                    server_tls: https.then_some(BigIp { bigip: "/Common/clientssl" }),
+                    client_tls: https.then_some(BigIp { bigip: "/Common/serverssl" }),
+                }),
+            );
+            items.insert(
+                irule_name.clone(),
+                Item::IRule(IRule { class: "iRule", text: irule::render(listener, &own_rules, &full), expand: false }),
+            );
+            out.origins.insert(format!("{app}/{vs}"), origin.clone());
+            out.origins.insert(format!("{app}/{irule_name}"), origin);
+            out.namespaces.insert(ns.clone());
+        }
+    }
+    for rule in rules {
+        if !placed.contains(&(rule.spec.lbticket.as_str(), rule.spec.listener.as_str())) {
+            out.skipped.push((
+                rule.name.to_string(),
+                format!("listener {} of ticket {} is not on the load balancer", rule.spec.listener, rule.spec.lbticket),
+            ));
+        }
+    }
+    let adc = Adc {
+        class: "ADC",
+        schema_version: SCHEMA_VERSION,
+        id: format!("lbdesk-{cluster}-{tenant}"),
+        label: "lbdesk",
+        remark: "Generated by lbdesk; do not edit",
+        tenant: [(tenant, Tenant { class: "Tenant", apps })].into_iter().collect(),
+    };
+    out.adc = serde_json::to_string(&adc)
+        .map_err(|e| Fault { origin: None, message: format!("could not serialise: {e}") })?;
+    Ok(out)
+}
+
+/// A remark naming the origin (AS3 remarks: at most 64 characters, no `"` or `\`).
+fn remark(origin: &Origin) -> String {
+    let text = format!("lbdesk {origin}");
+    text.chars().filter(|c| !matches!(c, '"' | '\\') && !c.is_control()).take(64).collect()
+}
+
+/// Whether a ticket's listeners belong on BIG-IP now: Enabled, Active, a listener address.
+pub fn is_live(spec: &LbticketSpec, status: Option<&LbticketStatus>) -> bool {
+    spec.lbtype == LbType::Listener
+        && spec.state == DesiredState::Active
+        && status.is_some_and(|s| s.phase == Phase::Enabled && s.veip.is_some())
+}
+
+/// Every (cluster, tenant) of the Loadbalancers, each with the live tickets and their rules.
+/// A Loadbalancer without tickets still yields its tenant (written empty).
+pub type Tenants<'a> = BTreeMap<(String, String), (Vec<TicketInput<'a>>, Vec<RuleInput<'a>>)>;
+
+/// Groups objects by (cluster, tenant), as the reconciler and `lbdesk render` write them.
+pub fn tenants<'a>(
+    loadbalancers: &[(&'a str, &'a LoadbalancerSpec)],
+    tickets: &[(&'a str, &'a LbticketSpec, Option<&'a LbticketStatus>)],
+    rules: &[(&'a str, &'a LbruleSpec)],
+) -> Tenants<'a> {
+    let mut out: Tenants<'a> = BTreeMap::new();
+    let mut tenant_of: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    for (name, lb) in loadbalancers {
+        let key = (lb.cluster.clone(), effective_partition(lb).to_string());
+        out.entry(key.clone()).or_default();
+        tenant_of.insert(name, key);
+    }
+    let mut live: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    for (name, spec, status) in tickets {
+        if let (true, Some(key)) = (is_live(spec, *status), tenant_of.get(spec.loadbalancer.as_str())) {
+            let veip = status.and_then(|s| s.veip.as_deref()).unwrap_or_default();
+            if let Some(entry) = out.get_mut(key) {
+                entry.0.push(TicketInput { name, spec, veip });
+            }
+            live.insert(name, key.clone());
+        }
+    }
+    for (name, spec) in rules {
+        if let Some(key) = live.get(spec.lbticket.as_str())
+            && let Some(entry) = out.get_mut(key)
+        {
+            entry.1.push(RuleInput { name, spec });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

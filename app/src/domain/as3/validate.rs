@@ -1,0 +1,285 @@
+//! Validation of a declaration before anything is written (server side only: the schema is
+//! 1.2 MB). CIS posts an empty tenant for an invalid ConfigMap, wiping the live configuration,
+//! so nothing invalid may leave lbdesk. Each fault names the ticket, listener or rule at fault.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::names::is_legal;
+use super::{Fault, Origin, Rendered};
+
+/// Largest declaration written (a ConfigMap holds at most 1 MiB).
+pub const MAX_BYTES: usize = 900 * 1024;
+/// Longest `/tenant/app/item` path AS3 accepts.
+pub const MAX_PATH: usize = 195;
+/// The pool monitors BIG-IP has built in.
+const BUILTIN_MONITORS: [&str; 7] = ["http", "https", "http2", "icmp", "tcp", "tcp-half-open", "udp"];
+
+static SCHEMA: &str = include_str!("schema/as3-schema.json");
+
+/// `f5ip`: an IPv4 or IPv6 address, optional `%route-domain` and `/masklen`, or empty.
+pub fn f5ip(s: &str) -> bool {
+    if s.is_empty() {
+        return true;
+    }
+    let (rest, mask) = match s.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (s, None),
+    };
+    let (addr, rd) = match rest.split_once('%') {
+        Some((a, r)) => (a, Some(r)),
+        None => (rest, None),
+    };
+    let Ok(ip) = addr.parse::<IpAddr>() else {
+        return false;
+    };
+    let digits = |t: &str| !t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b.is_ascii_digit());
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    rd.is_none_or(digits) && mask.is_none_or(|m| digits(m) && m.parse::<u32>().is_ok_and(|m| m <= max))
+}
+
+/// `f5bigip`: an absolute BIG-IP path such as `/Common/clientssl`.
+pub fn f5bigip(s: &str) -> bool {
+    let forbidden = |c: char| (c as u32) <= 0x19 || c == '\x7f' || "\"#'*<>?[\\]{|}".contains(c);
+    s.len() > 1 && s.starts_with('/') && !s[1..].chars().any(forbidden)
+}
+
+fn validator() -> Result<&'static jsonschema::Validator, Fault> {
+    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+    let built = VALIDATOR.get_or_init(|| {
+        let mut schema: Value = serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
+        // NB: the root is `oneOf [AS3, ADC, …]`, whose errors say only "no branch matched";
+        // aiming at the ADC definition gives errors that point into the declaration.
+        if let Some(root) = schema.as_object_mut() {
+            root.remove("oneOf");
+            root.insert("$ref".into(), Value::String("#/definitions/ADC".into()));
+        }
+        jsonschema::draft7::options()
+            .should_validate_formats(true)
+            .with_format("f5ip", f5ip)
+            .with_format("f5bigip", f5bigip)
+            .build(&schema)
+            .map_err(|e| e.to_string())
+    });
+    built.as_ref().map_err(|e| Fault { origin: None, message: format!("the AS3 schema does not load: {e}") })
+}
+
+fn fault(origins: &BTreeMap<String, Origin>, app: &str, item: &str, message: String) -> Fault {
+    Fault { origin: origins.get(&format!("{app}/{item}")).cloned(), message }
+}
+
+/// Checks a rendered tenant: size, schema, names, pointers, address/port clashes.
+pub fn validate(rendered: &Rendered) -> Result<(), Vec<Fault>> {
+    validate_adc(&rendered.adc, &rendered.origins)
+}
+
+/// Checks an ADC declaration (compact or pretty JSON); `origins` maps `app/item` to its source.
+pub fn validate_adc(adc: &str, origins: &BTreeMap<String, Origin>) -> Result<(), Vec<Fault>> {
+    if adc.len() > MAX_BYTES {
+        return Err(vec![Fault {
+            origin: None,
+            message: format!(
+                "the declaration would be {} KiB, over the {} KiB limit of one ConfigMap; move listeners to another partition",
+                adc.len().div_ceil(1024),
+                MAX_BYTES / 1024
+            ),
+        }]);
+    }
+    let doc: Value =
+        serde_json::from_str(adc).map_err(|e| vec![Fault { origin: None, message: format!("not JSON: {e}") }])?;
+    let mut faults: Vec<Fault> = validator()
+        .map_err(|f| vec![f])?
+        .iter_errors(&doc)
+        .take(20)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let parts: Vec<&str> = path.split('/').skip(1).collect();
+            let origin = match parts.as_slice() {
+                [_, app, item, ..] => origins.get(&format!("{app}/{item}")).cloned(),
+                _ => None,
+            };
+            Fault { origin, message: format!("AS3 schema: {e} (at {path})") }
+        })
+        .collect();
+    if let Some(adc) = doc.as_object() {
+        for (tenant, body) in adc {
+            if let Some(apps) = body.as_object().filter(|b| b.get("class") == Some(&Value::from("Tenant"))) {
+                check_tenant(tenant, apps, origins, &mut faults);
+            }
+        }
+    }
+    if faults.is_empty() { Ok(()) } else { Err(faults) }
+}
+
+fn class_of(item: &Value) -> &str {
+    item.get("class").and_then(Value::as_str).unwrap_or("")
+}
+
+fn check_tenant(tenant: &str, apps: &Map<String, Value>, origins: &BTreeMap<String, Origin>, faults: &mut Vec<Fault>) {
+    if !is_legal(tenant) || tenant == "Common" {
+        faults.push(Fault { origin: None, message: format!("{tenant:?} is not a legal AS3 tenant name") });
+    }
+    let mut listening: BTreeMap<(String, i64), String> = BTreeMap::new();
+    for (app, body) in apps {
+        let Some(items) = body.as_object().filter(|b| class_of(body) == "Application" && !b.is_empty()) else {
+            continue;
+        };
+        if !is_legal(app) || app == "Shared" {
+            faults.push(Fault { origin: None, message: format!("{app:?} is not a legal AS3 application name") });
+        }
+        let is = |name: &str, class: &str| items.get(name).is_some_and(|i| class_of(i) == class);
+        for (name, item) in items.iter().filter(|(_, i)| i.is_object()) {
+            let here = format!("/{tenant}/{app}/{name}");
+            if !is_legal(name) {
+                faults.push(fault(origins, app, name, format!("{name:?} is not a legal AS3 name")));
+            }
+            if here.len() > MAX_PATH {
+                faults.push(fault(
+                    origins,
+                    app,
+                    name,
+                    format!("{here} is longer than {MAX_PATH} characters; use shorter names"),
+                ));
+            }
+            let class = class_of(item);
+            if class.starts_with("Service_") {
+                if let Some(pool) = item.get("pool").and_then(Value::as_str)
+                    && !is(pool, "Pool")
+                {
+                    faults.push(fault(
+                        origins,
+                        app,
+                        name,
+                        format!("virtual server {name} points at pool {pool}, which does not exist"),
+                    ));
+                }
+                for rule in item.get("iRules").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+                {
+                    if !is(rule, "iRule") {
+                        faults.push(fault(
+                            origins,
+                            app,
+                            name,
+                            format!("virtual server {name} points at iRule {rule}, which does not exist"),
+                        ));
+                    }
+                }
+                let port = item.get("virtualPort").and_then(Value::as_i64).unwrap_or(0);
+                for addr in item
+                    .get("virtualAddresses")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if let Some(first) = listening.insert((addr.to_string(), port), here.clone()) {
+                        faults.push(fault(
+                            origins,
+                            app,
+                            name,
+                            format!("{first} already listens on {addr} port {port}"),
+                        ));
+                    }
+                }
+            }
+            if class == "Pool" {
+                for m in item.get("monitors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+                {
+                    if !BUILTIN_MONITORS.contains(&m) && !is(m, "Monitor") {
+                        faults.push(fault(
+                            origins,
+                            app,
+                            name,
+                            format!("pool {name} uses monitor {m}, which does not exist"),
+                        ));
+                    }
+                }
+            }
+            if class == "iRule"
+                && let Some(text) = item.get("iRule").and_then(Value::as_str)
+            {
+                for target in pool_targets(text) {
+                    let resolves = match target.strip_prefix('/').map(|t| t.splitn(3, '/').collect::<Vec<_>>()) {
+                        Some(p) if p.len() == 3 => {
+                            p[0] == tenant
+                                && apps
+                                    .get(p[1])
+                                    .and_then(Value::as_object)
+                                    .and_then(|i| i.get(p[2]))
+                                    .is_some_and(|i| class_of(i) == "Pool")
+                        }
+                        Some(_) => false,
+                        None => is(target, "Pool"),
+                    };
+                    if !resolves {
+                        faults.push(fault(
+                            origins,
+                            app,
+                            name,
+                            format!("iRule {name} selects pool {target}, which does not exist"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The pool names an iRule selects (`pool <name>` commands).
+fn pool_targets(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix("pool "))
+        .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_formats_follow_as3() {
+        for (s, ok) in [
+            ("", true),
+            ("10.0.0.1", true),
+            ("10.0.0.1%2", true),
+            ("10.0.0.0/8", true),
+            ("fd00::1%3/64", true),
+            ("10.0.0.300", false),
+            ("10.0.0.1/33", false),
+            ("host", false),
+        ] {
+            assert_eq!(f5ip(s), ok, "{s}");
+        }
+        for (s, ok) in [
+            ("/Common/clientssl", true),
+            ("Common/x", false),
+            ("/", false),
+            ("/Common/a b", true),
+            ("/Common/a*b", false),
+        ] {
+            assert_eq!(f5bigip(s), ok, "{s}");
+        }
+    }
+
+    #[test]
+    fn the_official_examples_pass() {
+        for (name, text) in [
+            ("referencing-irules-pool", include_str!("schema/examples/example-referencing-irules-pool.json")),
+            (
+                "http-no-compression",
+                include_str!("schema/examples/example-http-no-compression-tcp-profile-irule-for-pool.json"),
+            ),
+            ("mcp-irule", include_str!("schema/examples/example-mcp-irule.json")),
+            ("cis-template", include_str!("schema/examples/cis-as3-configmap-template-serverAddresses-empty.json")),
+        ] {
+            let doc: Value = serde_json::from_str(text).expect("example JSON");
+            let adc = if doc["class"] == "AS3" { doc["declaration"].clone() } else { doc };
+            let errors: Vec<String> = validator().expect("schema").iter_errors(&adc).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+        }
+    }
+}

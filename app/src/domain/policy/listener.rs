@@ -1,0 +1,286 @@
+//! Rules of screen 3: listeners, their backends, and which Services may be picked.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{MAX_LISTENERS, MAX_SERVICES, Refusal, Verdict, count, dns_label, service_name, ticket_editable};
+use crate::domain::crd::{LbType, Listener, Phase, ServiceRef, Session};
+
+/// Whether listeners may be added to a ticket: Enabled, and meant for listeners.
+pub fn listener_creatable(phase: Phase, lbtype: LbType) -> Verdict {
+    if lbtype != LbType::Listener {
+        return Err(Refusal::action("This address is for an F5 Ingress; it carries no listeners."));
+    }
+    if phase != Phase::Enabled {
+        return Err(Refusal::action(format!(
+            "Listeners can be added once the address is Enabled; it is {}.",
+            phase.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a listener may be deleted: not while rules use it.
+pub fn listener_deletable(rules_on_it: usize) -> Verdict {
+    if rules_on_it > 0 {
+        Err(Refusal::action(format!("{} use this listener; delete them first.", count(rules_on_it, "rule", "rules"))))
+    } else {
+        Ok(())
+    }
+}
+
+/// Port and protocol are fixed once a listener exists.
+pub fn listener_update(old: &Listener, new: &Listener) -> Verdict {
+    if old.port != new.port {
+        return Err(Refusal::field("port", "The port of a listener cannot change; create another listener."));
+    }
+    if old.protocol != new.protocol {
+        return Err(Refusal::field("protocol", "The protocol of a listener cannot change; create another listener."));
+    }
+    Ok(())
+}
+
+/// Backends: 1–16 distinct Service ports whose integer weights sum to 100.
+pub fn weights(services: &[ServiceRef]) -> Verdict {
+    if services.is_empty() {
+        return Err(Refusal::field("services", "Choose at least one Service."));
+    }
+    if services.len() > MAX_SERVICES {
+        return Err(Refusal::field("services", format!("At most {MAX_SERVICES} Services.")));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, s) in services.iter().enumerate() {
+        let field = format!("services[{i}]");
+        service_name(&format!("{field}.service"), &s.service)?;
+        if s.port == 0 {
+            return Err(Refusal::field(format!("{field}.port"), "A port is 1–65535."));
+        }
+        if s.weight > 100 {
+            return Err(Refusal::field(format!("{field}.weight"), "A weight is 0–100."));
+        }
+        if !seen.insert((&s.service, s.port)) {
+            return Err(Refusal::field(
+                format!("{field}.service"),
+                format!("{}:{} is listed twice.", s.service, s.port),
+            ));
+        }
+    }
+    let total: u32 = services.iter().map(|s| s.weight).sum();
+    if total != 100 {
+        return Err(Refusal::field("services", format!("The weights add up to {total}; they must add up to 100.")));
+    }
+    Ok(())
+}
+
+/// Field checks of one listener.
+pub fn validate_listener(listener: &Listener) -> Verdict {
+    dns_label("name", &listener.name)?;
+    if listener.port == 0 {
+        return Err(Refusal::field("port", "A port is 1–65535."));
+    }
+    if listener.session == Session::Cookie && !listener.protocol.is_http() {
+        return Err(Refusal::field("session", "Cookie persistence needs an HTTP or HTTPS listener."));
+    }
+    weights(&listener.services)
+}
+
+/// Field checks of all listeners of a ticket: each valid, names and ports unique on the address.
+pub fn validate_listeners(listeners: &[Listener]) -> Verdict {
+    if listeners.len() > MAX_LISTENERS {
+        return Err(Refusal::field("listeners", format!("At most {MAX_LISTENERS} listeners on one address.")));
+    }
+    let mut names = BTreeSet::new();
+    let mut ports = BTreeMap::new();
+    for (i, l) in listeners.iter().enumerate() {
+        let at = format!("listeners[{i}]");
+        validate_listener(l).map_err(|r| r.under(&at))?;
+        if !names.insert(&l.name) {
+            return Err(Refusal::field(format!("{at}.name"), format!("Another listener is already named {}.", l.name)));
+        }
+        if let Some(other) = ports.insert(l.port, &l.name) {
+            return Err(Refusal::field(
+                format!("{at}.port"),
+                format!("Port {} is already used by listener {other} on this address.", l.port),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a ticket's listeners may change from `old` to `new` (added, edited, removed).
+pub fn listeners_change(
+    old: &[Listener],
+    new: &[Listener],
+    phase: Phase,
+    lbtype: LbType,
+    rules_on: &dyn Fn(&str) -> usize,
+) -> Verdict {
+    // A Created or Failed ticket may carry listeners waiting for Enabled (e.g. applied with kubectl).
+    if ticket_editable(phase).is_err() {
+        listener_creatable(phase, lbtype).map_err(|r| Refusal::field("listeners", r.reason))?;
+    }
+    for o in old {
+        match new.iter().find(|n| n.name == o.name) {
+            Some(n) => listener_update(o, n).map_err(|r| r.under(&format!("listener {}", o.name)))?,
+            None => listener_deletable(rules_on(&o.name))
+                .map_err(|r| Refusal::field("listeners", format!("Listener {}: {}", o.name, r.reason)))?,
+        }
+    }
+    Ok(())
+}
+
+/// Who uses a Service: one listener (with its rules) or one F5 Ingress.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Owner {
+    Listener { ticket: String, listener: String },
+    Ingress(String),
+}
+
+impl Owner {
+    fn describe(&self) -> String {
+        match self {
+            Owner::Listener { ticket, listener } => format!("listener {listener} of {ticket}"),
+            Owner::Ingress(name) => format!("F5 Ingress {name}"),
+        }
+    }
+}
+
+/// The Services of one namespace in use, and by whom.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    owners: BTreeMap<String, Owner>,
+}
+
+impl Usage {
+    /// Records that `owner` uses `service` (the first owner recorded wins).
+    pub fn add(&mut self, service: &str, owner: Owner) {
+        self.owners.entry(service.to_string()).or_insert(owner);
+    }
+
+    /// Records every Service behind `listener` of `ticket`.
+    pub fn add_backends(&mut self, ticket: &str, listener: &str, services: &[ServiceRef]) {
+        for s in services {
+            self.add(&s.service, Owner::Listener { ticket: ticket.into(), listener: listener.into() });
+        }
+    }
+
+    /// Whether `me` may use `service`: nobody else does.
+    pub fn available(&self, service: &str, me: &Owner) -> Verdict {
+        match self.owners.get(service) {
+            Some(owner) if owner != me => {
+                Err(Refusal::field("services", format!("Service {service} is already used by {}.", owner.describe())))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The Service picker: the namespace's Services minus those used by another owner.
+    pub fn candidates<'a>(&self, services: &'a [String], me: &Owner) -> Vec<&'a String> {
+        services.iter().filter(|s| self.available(s, me).is_ok()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::crd::Protocol;
+
+    fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
+        ServiceRef { service: service.into(), port, weight }
+    }
+
+    fn listener(name: &str, port: u16, protocol: Protocol) -> Listener {
+        Listener { name: name.into(), port, protocol, session: Session::None, services: vec![svc("svc01", 8080, 100)] }
+    }
+
+    #[test]
+    fn listeners_need_an_enabled_listener_address() {
+        assert!(listener_creatable(Phase::Enabled, LbType::Listener).is_ok());
+        assert!(listener_creatable(Phase::Requested, LbType::Listener).is_err());
+        assert!(listener_creatable(Phase::Enabled, LbType::Ingress).is_err());
+    }
+
+    #[test]
+    fn a_listener_with_rules_stays() {
+        assert!(listener_deletable(0).is_ok());
+        assert_eq!(listener_deletable(2).expect_err("rules").reason, "2 rules use this listener; delete them first.");
+    }
+
+    #[test]
+    fn port_and_protocol_are_fixed() {
+        let old = listener("web", 80, Protocol::Http);
+        let mut new = old.clone();
+        new.services = vec![svc("svc02", 8080, 100)];
+        assert!(listener_update(&old, &new).is_ok());
+        new.port = 81;
+        assert_eq!(listener_update(&old, &new).expect_err("port").field.as_deref(), Some("port"));
+        let mut new = old.clone();
+        new.protocol = Protocol::Https;
+        assert_eq!(listener_update(&old, &new).expect_err("protocol").field.as_deref(), Some("protocol"));
+    }
+
+    #[test]
+    fn weights_are_integers_adding_up_to_100() {
+        for (services, ok) in [
+            (vec![svc("a", 80, 100)], true),
+            (vec![svc("a", 80, 60), svc("b", 80, 40)], true),
+            (vec![svc("a", 80, 60), svc("b", 80, 41)], false),
+            (vec![svc("a", 80, 99)], false),
+            (vec![svc("a", 80, 0), svc("b", 80, 100)], true),
+            (vec![svc("a", 80, 50), svc("a", 80, 50)], false),
+            (vec![svc("a", 80, 101)], false),
+            (vec![svc("a", 0, 100)], false),
+            (vec![svc("1a", 80, 100)], false),
+            (vec![], false),
+        ] {
+            assert_eq!(weights(&services).is_ok(), ok, "{services:?}");
+        }
+        assert_eq!(
+            weights(&[svc("a", 80, 70)]).expect_err("70").reason,
+            "The weights add up to 70; they must add up to 100."
+        );
+    }
+
+    #[test]
+    fn ports_and_names_are_unique_per_address() {
+        let a = listener("web", 80, Protocol::Http);
+        let b = listener("ssh", 22, Protocol::Tcp);
+        assert!(validate_listeners(&[a.clone(), b.clone()]).is_ok());
+        let clash = listener("web2", 80, Protocol::Tcp);
+        let r = validate_listeners(&[a.clone(), clash]).expect_err("port");
+        assert_eq!(r.field.as_deref(), Some("listeners[1].port"));
+        assert_eq!(r.reason, "Port 80 is already used by listener web on this address.");
+        assert!(validate_listeners(&[a.clone(), listener("web", 81, Protocol::Http)]).is_err(), "names too");
+        let mut cookie_tcp = b;
+        cookie_tcp.session = Session::Cookie;
+        assert_eq!(
+            validate_listeners(&[cookie_tcp]).expect_err("cookie").field.as_deref(),
+            Some("listeners[0].session")
+        );
+    }
+
+    #[test]
+    fn changes_keep_listeners_with_rules() {
+        let a = listener("web", 80, Protocol::Http);
+        let rules = |l: &str| if l == "web" { 1 } else { 0 };
+        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &rules).is_err());
+        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &|_| 0).is_ok());
+        assert!(listeners_change(&[], std::slice::from_ref(&a), Phase::Disabled, LbType::Listener, &|_| 0).is_err());
+        assert!(listeners_change(&[], &[a], Phase::Created, LbType::Listener, &|_| 0).is_ok(), "waits for Enabled");
+    }
+
+    #[test]
+    fn the_picker_hides_services_of_other_owners() {
+        let mut usage = Usage::default();
+        usage.add_backends("t1", "web", &[svc("svc01", 8080, 100)]);
+        usage.add("svc02", Owner::Ingress("ing".into()));
+        let all: Vec<String> = ["svc01", "svc02", "svc03"].map(String::from).to_vec();
+        let me = Owner::Listener { ticket: "t1".into(), listener: "web".into() };
+        assert_eq!(usage.candidates(&all, &me), [&all[0], &all[2]], "its own stay pickable");
+        let other = Owner::Listener { ticket: "t1".into(), listener: "api".into() };
+        assert_eq!(usage.candidates(&all, &other), [&all[2]]);
+        assert_eq!(
+            usage.available("svc01", &other).expect_err("used").reason,
+            "Service svc01 is already used by listener web of t1."
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! Rules of screen 1: abstract load balancers (platform admins).
+
+use std::net::IpAddr;
+
+use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name};
+use crate::domain::crd::{LbticketSpec, LbticketStatus, LoadbalancerSpec, Phase};
+use crate::domain::ipam::PairAllocator;
+
+/// Fields that cannot change while any ticket not Deleted uses the Loadbalancer.
+pub const LB_LOCKED_FIELDS: [&str; 4] = ["ltm.cidr", "ve.cidr", "cluster", "nsselector"];
+
+/// How many tickets, not Deleted, use the Loadbalancer `lb`. A ticket not yet reconciled counts.
+pub fn tickets_using<'a>(
+    lb: &str,
+    tickets: impl IntoIterator<Item = (&'a LbticketSpec, Option<&'a LbticketStatus>)>,
+) -> usize {
+    tickets
+        .into_iter()
+        .filter(|(spec, status)| spec.loadbalancer == lb && status.is_none_or(|s| s.phase != Phase::Deleted))
+        .count()
+}
+
+fn in_use(n: usize) -> String {
+    format!("{} use this load balancer; delete them first", count(n, "address request", "address requests"))
+}
+
+/// Whether `field` (one of [`LB_LOCKED_FIELDS`], else always editable) may be edited now.
+pub fn lb_field_editable(field: &str, tickets_in_use: usize) -> Verdict {
+    if tickets_in_use > 0 && LB_LOCKED_FIELDS.contains(&field) {
+        Err(Refusal::field(field, format!("Locked: {}.", in_use(tickets_in_use))))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `old` may become `new` while `tickets_in_use` tickets use it.
+pub fn lb_update(old: &LoadbalancerSpec, new: &LoadbalancerSpec, tickets_in_use: usize) -> Verdict {
+    let changed = [
+        ("ltm.cidr", old.ltm.cidr != new.ltm.cidr),
+        ("ve.cidr", old.ve.cidr != new.ve.cidr),
+        ("cluster", old.cluster != new.cluster),
+        ("nsselector", old.nsselector != new.nsselector),
+    ];
+    for (field, differs) in changed {
+        if differs {
+            lb_field_editable(field, tickets_in_use)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the Loadbalancer may be deleted.
+pub fn lb_deletable(tickets_in_use: usize, do_not_delete: bool) -> Verdict {
+    if do_not_delete {
+        return Err(Refusal::action("This load balancer is labelled ebcpaas.io/do-not-delete."));
+    }
+    if tickets_in_use > 0 {
+        return Err(Refusal::action(format!("Cannot delete: {}.", in_use(tickets_in_use))));
+    }
+    Ok(())
+}
+
+/// The AS3 tenant the Loadbalancer writes: its partition, else its cluster.
+pub fn effective_partition(spec: &LoadbalancerSpec) -> &str {
+    spec.partition.as_deref().filter(|p| !p.is_empty()).unwrap_or(&spec.cluster)
+}
+
+/// Refuses a duplicate (same LTM URL, VE address, cluster and nsselector) and a second
+/// Loadbalancer writing the same AS3 tenant of a cluster (CIS would flap between them).
+pub fn lb_unique<'a>(
+    name: &str,
+    spec: &LoadbalancerSpec,
+    others: impl IntoIterator<Item = (&'a str, &'a LoadbalancerSpec)>,
+) -> Verdict {
+    for (other_name, other) in others {
+        if other_name == name {
+            continue;
+        }
+        if other.ltm.url == spec.ltm.url
+            && other.ve.addr == spec.ve.addr
+            && other.cluster == spec.cluster
+            && other.nsselector == spec.nsselector
+        {
+            return Err(Refusal::action(format!(
+                "Load balancer {other_name} already has this LTM URL, VE address, cluster and namespace selector."
+            )));
+        }
+        if other.cluster == spec.cluster && effective_partition(other) == effective_partition(spec) {
+            return Err(Refusal::field(
+                "partition",
+                format!(
+                    "Load balancer {other_name} already writes the AS3 tenant {:?} of cluster {}; choose another partition.",
+                    effective_partition(spec),
+                    spec.cluster
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a tenant working in `project` on `cluster` may choose this Loadbalancer.
+pub fn lb_offered_to(spec: &LoadbalancerSpec, cluster: &str, project: &str) -> Verdict {
+    if spec.cluster != cluster {
+        return Err(Refusal::field(
+            "loadbalancer",
+            format!("This load balancer serves cluster {}, not {cluster}.", spec.cluster),
+        ));
+    }
+    if !spec.scope.is_empty() && !spec.scope.iter().any(|p| p == project) {
+        return Err(Refusal::field("loadbalancer", format!("This load balancer is not offered to project {project}.")));
+    }
+    Ok(())
+}
+
+/// Field checks of a Loadbalancer spec (what admission checks for any write).
+pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
+    object_name("metadata.name", name)?;
+    http_url("ltm.url", &spec.ltm.url)?;
+    if spec.ve.addr.trim().parse::<IpAddr>().is_err() {
+        return Err(Refusal::field("ve.addr", format!("{:?} is not an IP address", spec.ve.addr)));
+    }
+    for (field, secret) in [
+        ("ltm.tokenSecretRef", &spec.ltm.token_secret_ref),
+        ("ve.credentialsSecretRef", &spec.ve.credentials_secret_ref),
+    ] {
+        dns_label(&format!("{field}.namespace"), &secret.namespace)?;
+        object_name(&format!("{field}.name"), &secret.name)?;
+    }
+    dns_label("cluster", &spec.cluster)?;
+    dns_label("cis.namespace", &spec.cis.namespace)?;
+    for (key, value) in &spec.nsselector {
+        label_key("nsselector", key)?;
+        label_value("nsselector", value)?;
+    }
+    if let Some(partition) = spec.partition.as_deref().filter(|p| !p.is_empty()) {
+        partition_name(partition)?;
+    }
+    for project in &spec.scope {
+        dns_label("scope", project)?;
+    }
+    PairAllocator::new(spec, &[]).map_err(|(field, reason)| Refusal::field(field, reason))?;
+    Ok(())
+}
+
+/// A partition (AS3 tenant) name: AS3's item rule, not a reserved name.
+pub fn partition_name(partition: &str) -> Verdict {
+    let legal = partition.len() <= 64
+        && partition.starts_with(|c: char| c.is_ascii_alphabetic())
+        && partition.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && !partition.ends_with('-');
+    if !legal {
+        return Err(Refusal::field(
+            "partition",
+            "A partition is up to 64 letters, digits, '_', '.' or '-', starting with a letter and not ending with '-'.",
+        ));
+    }
+    if ["Common", "Shared"].contains(&partition) {
+        return Err(Refusal::field("partition", format!("{partition} is reserved by BIG-IP.")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::crd::{Loadbalancer, LoadbalancerSpec};
+
+    fn lb() -> LoadbalancerSpec {
+        let docs = include_str!("../testdata/seed-objects.yaml");
+        let lb: Loadbalancer = serde_yaml::from_str(docs.split("\n---\n").next().expect("lb")).expect("lb");
+        lb.spec
+    }
+
+    #[test]
+    fn locked_fields_flip_with_the_first_ticket() {
+        for field in LB_LOCKED_FIELDS {
+            assert!(lb_field_editable(field, 0).is_ok(), "{field}");
+            let r = lb_field_editable(field, 1).expect_err("locked");
+            assert_eq!(r.reason, "Locked: 1 address request use this load balancer; delete them first.");
+            assert_eq!(r.field.as_deref(), Some(field));
+        }
+        assert!(lb_field_editable("ltm.url", 5).is_ok(), "not a locked field");
+        let old = lb();
+        let mut new = old.clone();
+        new.ve.cidr = "20.2.0.0/16".into();
+        assert!(lb_update(&old, &new, 0).is_ok());
+        assert_eq!(lb_update(&old, &new, 2).expect_err("locked").field.as_deref(), Some("ve.cidr"));
+        let mut ok = old.clone();
+        ok.reserved.push("20.1.0.5".into());
+        ok.scope.push("project-b".into());
+        assert!(lb_update(&old, &ok, 2).is_ok(), "the rest stays editable");
+    }
+
+    #[test]
+    fn deletion_waits_for_the_last_ticket_and_respects_the_label() {
+        assert!(lb_deletable(0, false).is_ok());
+        assert!(lb_deletable(1, false).expect_err("in use").reason.starts_with("Cannot delete: 1 address request"));
+        assert!(lb_deletable(0, true).is_err());
+    }
+
+    #[test]
+    fn tickets_deleted_do_not_count() {
+        let spec = LbticketSpec { loadbalancer: "demo".into(), ..Default::default() };
+        let deleted = LbticketStatus { phase: Phase::Deleted, ..Default::default() };
+        let enabled = LbticketStatus { phase: Phase::Enabled, ..Default::default() };
+        let other = LbticketSpec { loadbalancer: "other".into(), ..Default::default() };
+        let all = [(&spec, Some(&deleted)), (&spec, Some(&enabled)), (&spec, None), (&other, None)];
+        assert_eq!(tickets_using("demo", all), 2);
+    }
+
+    #[test]
+    fn duplicates_and_shared_tenants_are_refused() {
+        let a = lb();
+        assert!(lb_unique("a", &a, [("a", &a)]).is_ok(), "itself is no duplicate");
+        assert!(lb_unique("b", &a, [("a", &a)]).expect_err("dup").reason.contains("already has this LTM URL"));
+        let mut b = a.clone();
+        b.ve.addr = "200.1.1.2".into();
+        let r = lb_unique("b", &b, [("a", &a)]).expect_err("same tenant");
+        assert_eq!(r.field.as_deref(), Some("partition"));
+        b.partition = Some("other".into());
+        assert!(lb_unique("b", &b, [("a", &a)]).is_ok());
+        let mut c = a.clone();
+        c.nsselector.insert("zone".into(), "2".into());
+        c.partition = Some("p2".into());
+        assert!(lb_unique("c", &c, [("a", &a)]).is_ok(), "another nsselector is another load balancer");
+    }
+
+    #[test]
+    fn tenants_see_only_their_cluster_and_scope() {
+        let mut spec = lb();
+        assert!(lb_offered_to(&spec, "acp-region01", "project-a").is_ok(), "empty scope: everyone");
+        assert!(lb_offered_to(&spec, "acp-region02", "project-a").is_err());
+        spec.scope = vec!["project-b".into()];
+        assert!(lb_offered_to(&spec, "acp-region01", "project-a").is_err());
+        assert!(lb_offered_to(&spec, "acp-region01", "project-b").is_ok());
+    }
+
+    #[test]
+    fn field_checks_name_the_field() {
+        assert!(validate_lb("demo", &lb()).is_ok());
+        type Break = fn(&mut LoadbalancerSpec);
+        let cases: [(&str, Break); 8] = [
+            ("ltm.url", |s| s.ltm.url = "100.1.1.1".into()),
+            ("ve.addr", |s| s.ve.addr = "200.1.1".into()),
+            ("ve.cidr", |s| s.ve.cidr = "20.1.0.0/33".into()),
+            ("ltm.cidr", |s| s.ltm.cidr = "10.0.0.1/24".into()),
+            ("cluster", |s| s.cluster = "ACP".into()),
+            ("nsselector", |s| {
+                s.nsselector.insert("bad key!".into(), "x".into());
+            }),
+            ("partition", |s| s.partition = Some("Common".into())),
+            ("ltm.tokenSecretRef.name", |s| s.ltm.token_secret_ref.name = String::new()),
+        ];
+        for (field, break_it) in cases {
+            let mut spec = lb();
+            break_it(&mut spec);
+            assert_eq!(validate_lb("demo", &spec).expect_err(field).field.as_deref(), Some(field));
+        }
+        assert_eq!(validate_lb("Demo", &lb()).expect_err("name").field.as_deref(), Some("metadata.name"));
+    }
+}

@@ -1,0 +1,66 @@
+//! The grey-out rules (DESIGN §4) and the field checks of every object, one function each.
+//!
+//! Each rule takes plain data and returns [`Verdict`]: allowed, or a [`Refusal`] whose reason a
+//! user can read and whose field says where to show it. The page renders the control disabled
+//! with that reason, the server function refuses with it, and admission denies with it: three
+//! callers, one implementation.
+
+mod listener;
+mod loadbalancer;
+mod names;
+mod rule;
+mod ticket;
+
+pub use listener::*;
+pub use loadbalancer::*;
+pub use names::*;
+pub use rule::*;
+pub use ticket::*;
+
+use serde::{Deserialize, Serialize};
+
+/// Why an action is not allowed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refusal {
+    /// The form field (dotted path in the object's spec) the reason belongs beside, if any.
+    pub field: Option<String>,
+    /// What the user reads.
+    pub reason: String,
+}
+
+impl Refusal {
+    /// A refusal about one field.
+    pub fn field(field: impl Into<String>, reason: impl Into<String>) -> Refusal {
+        Refusal { field: Some(field.into()), reason: reason.into() }
+    }
+
+    /// A refusal of the whole action.
+    pub fn action(reason: impl Into<String>) -> Refusal {
+        Refusal { field: None, reason: reason.into() }
+    }
+
+    /// The same refusal, its field placed under `prefix` (e.g. `listeners[0]`).
+    pub fn under(self, prefix: &str) -> Refusal {
+        Refusal {
+            field: Some(match self.field {
+                Some(f) => format!("{prefix}.{f}"),
+                None => prefix.to_string(),
+            }),
+            reason: self.reason,
+        }
+    }
+}
+
+/// Allowed, or refused with a reason.
+pub type Verdict = Result<(), Refusal>;
+
+/// The reason text of a verdict, for a tooltip (`None` when allowed).
+pub fn reason(verdict: &Verdict) -> Option<String> {
+    verdict.as_ref().err().map(|r| r.reason.clone())
+}
+
+/// Plural-aware "N thing(s)".
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+}
