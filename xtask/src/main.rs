@@ -28,8 +28,9 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("build") => setup(false).and_then(|_| build(Profile::from_flags(&rest)).map(|_| ())),
         Some("setup") => setup(true),
+        Some("instructions") => instructions(),
         _ => {
-            eprintln!("usage: cargo xtask <run [serve options…] | test | build [--release] | setup>");
+            eprintln!("usage: cargo xtask <run [serve options…] | test | build [--release] | setup | instructions>");
             return ExitCode::from(2);
         }
     };
@@ -302,4 +303,79 @@ fn start_postgres() -> Result<String> {
     let log = data.join("server.log").to_string_lossy().into_owned();
     as_pg(pg_ctl, vec!["-D".into(), data_arg, "-l".into(), log, "-o".into(), options, "-w".into(), "start".into()])?;
     if is_up() { Ok(url) } else { Err("PostgreSQL did not start".into()) }
+}
+
+/// `cargo xtask instructions`: instructions per call of each benchmarked function and of its
+/// baseline, counted by valgrind (callgrind), so the ratios in docs/perf.md do not depend on how
+/// busy the machine is.
+fn instructions() -> Result {
+    let root = root();
+    sh(&root, "cargo", &["bench", "-p", "app", "--bench", "domain", "--no-run"], &[])?;
+    let deps = target_dir().join("release/deps");
+    let bench = std::fs::read_dir(&deps)
+        .map_err(|e| format!("could not read {}: {e}", deps.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            name.starts_with("domain-") && p.extension().is_none()
+        })
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .ok_or("the domain benchmark was not built")?;
+    let out = env::temp_dir().join("lbdesk-callgrind.out");
+    let out_arg = format!("--callgrind-out-file={}", out.display());
+    let bench_arg = bench.to_string_lossy().into_owned();
+    sh(
+        &root,
+        "valgrind",
+        &["--tool=callgrind", "-q", &out_arg, &bench_arg, "--sample-count", "3", "--sample-size", "1"],
+        &[],
+    )?;
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("could not read the profile: {e}"))?;
+    let per_call = callgrind_per_call(&text);
+    let pairs = [
+        ("allocate a pair (allocate + release)", "ipam::PairAllocator::allocate", "domain::first_free_bit"),
+        ("render 500 listeners × 4 rules", "app::domain::as3::render", "domain::to_vec"),
+    ];
+    for (what, subject, baseline) in pairs {
+        let find = |name: &str| per_call.iter().find(|(n, _)| n.ends_with(name)).map(|(_, c)| *c);
+        match (find(subject), find(baseline)) {
+            (Some(s), Some(b)) => {
+                println!("{what}: {s} instructions per call, baseline {b}: ratio {:.2}", s as f64 / b as f64)
+            }
+            _ => println!("{what}: not found in the profile (inlined?)"),
+        }
+    }
+    Ok(())
+}
+
+/// (function, inclusive instructions per call) from a callgrind profile, for every called function.
+fn callgrind_per_call(text: &str) -> Vec<(String, u64)> {
+    use std::collections::HashMap;
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut totals: HashMap<String, (u64, u64)> = HashMap::new();
+    let mut callee: Option<String> = None;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some(rest) = line.strip_prefix("cfn=(").or_else(|| line.strip_prefix("fn=(")) {
+            let (id, name) = rest.split_once(')').unwrap_or((rest, ""));
+            if !name.trim().is_empty() {
+                names.insert(id.to_string(), name.trim().to_string());
+            }
+            callee = line.starts_with("cfn=").then(|| id.to_string());
+        } else if let (Some(calls), Some(id)) = (line.strip_prefix("calls="), callee.as_ref()) {
+            let n: u64 = calls.split_whitespace().next().and_then(|c| c.parse().ok()).unwrap_or(0);
+            let cost: u64 =
+                lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).unwrap_or(0);
+            let entry = totals.entry(id.clone()).or_default();
+            entry.0 += n;
+            entry.1 += cost;
+        }
+    }
+    totals
+        .into_iter()
+        .filter(|(_, (n, _))| *n > 0)
+        .filter_map(|(id, (n, cost))| names.get(&id).map(|name| (name.clone(), cost / n)))
+        .filter(|(name, _)| !name.ends_with("'2"))
+        .collect()
 }

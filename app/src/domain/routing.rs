@@ -63,32 +63,81 @@ pub fn ordered<'a>(rules: &[(&'a str, &'a LbruleSpec)]) -> Vec<(&'a str, &'a Lbr
     sorted
 }
 
-/// Where `req` goes on `listener` given its `rules` (any order).
-pub fn evaluate(listener: &Listener, rules: &[(&str, &LbruleSpec)], req: &Request) -> Option<Decision> {
-    let bucket = bucket(&req.client);
-    let http = listener.protocol.is_http();
-    for (name, rule) in ordered(rules) {
-        if matches(rule, req, http) {
-            return weighted(&rule.services, bucket).map(|s| Decision {
-                rule: Some(name.to_string()),
-                bucket,
-                service: s.clone(),
-            });
+/// A listener and its rules, prepared once (ordered, patterns compiled) to route many requests.
+pub struct Router<'a> {
+    listener: &'a Listener,
+    rules: Vec<Prepared<'a>>,
+}
+
+struct Prepared<'a> {
+    name: &'a str,
+    spec: &'a LbruleSpec,
+    /// Per condition, per value: the compiled pattern of a `regexp` value.
+    patterns: Vec<Vec<Option<regex_lite::Regex>>>,
+}
+
+impl<'a> Router<'a> {
+    /// Prepares `listener` with its `rules` (any order).
+    pub fn new(listener: &'a Listener, rules: &[(&'a str, &'a LbruleSpec)]) -> Router<'a> {
+        let rules = ordered(rules)
+            .into_iter()
+            .map(|(name, spec)| Prepared {
+                name,
+                spec,
+                patterns: spec
+                    .rules
+                    .iter()
+                    .map(|c| {
+                        c.values
+                            .iter()
+                            .map(|v| {
+                                // NB: Tcl's regexp lets `.` match a newline; `(?s)` does the same here.
+                                (v.operator == Operator::Regexp)
+                                    .then(|| regex_lite::Regex::new(&format!("(?s){}", v.value)).ok())
+                                    .flatten()
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect();
+        Router { listener, rules }
+    }
+
+    /// Where `req` goes.
+    pub fn route(&self, req: &Request) -> Option<Decision> {
+        let bucket = bucket(&req.client);
+        let http = self.listener.protocol.is_http();
+        for rule in &self.rules {
+            if rule.matches(req, http) {
+                return weighted(&rule.spec.services, bucket).map(|s| Decision {
+                    rule: Some(rule.name.to_string()),
+                    bucket,
+                    service: s.clone(),
+                });
+            }
+        }
+        weighted(&self.listener.services, bucket).map(|s| Decision { rule: None, bucket, service: s.clone() })
+    }
+}
+
+impl Prepared<'_> {
+    /// Whether the rule matches; on TCP/UDP only `ip` conditions are evaluated (the others never match).
+    fn matches(&self, req: &Request, http: bool) -> bool {
+        let mut results = self.spec.rules.iter().zip(&self.patterns).map(|(c, p)| condition(c, p, req, http));
+        match self.spec.match_ {
+            MatchMode::Any => results.any(|m| m),
+            MatchMode::All => results.all(|m| m),
         }
     }
-    weighted(&listener.services, bucket).map(|s| Decision { rule: None, bucket, service: s.clone() })
 }
 
-/// Whether a rule matches; on TCP/UDP only `ip` conditions are evaluated (the others never match).
-pub fn matches(rule: &LbruleSpec, req: &Request, http: bool) -> bool {
-    let mut results = rule.rules.iter().map(|c| condition(c, req, http));
-    match rule.match_ {
-        MatchMode::Any => results.any(|m| m),
-        MatchMode::All => results.all(|m| m),
-    }
+/// Where `req` goes on `listener` given its `rules` (any order).
+pub fn evaluate(listener: &Listener, rules: &[(&str, &LbruleSpec)], req: &Request) -> Option<Decision> {
+    Router::new(listener, rules).route(req)
 }
 
-fn condition(c: &RuleCondition, req: &Request, http: bool) -> bool {
+fn condition(c: &RuleCondition, patterns: &[Option<regex_lite::Regex>], req: &Request, http: bool) -> bool {
     let key = c.key.as_deref().unwrap_or("");
     let subject = match c.type_ {
         RuleType::Ip => return c.values.iter().any(|v| ip_equals(&req.client, &v.value)),
@@ -99,9 +148,9 @@ fn condition(c: &RuleCondition, req: &Request, http: bool) -> bool {
         RuleType::Cookie => first(&req.cookies, key, false),
         RuleType::Urlparam => query_param(&req.query, key),
     };
-    c.values.iter().any(|v| {
+    c.values.iter().zip(patterns).any(|(v, pattern)| {
         let value = if c.type_ == RuleType::Domain { v.value.to_lowercase() } else { v.value.clone() };
-        compare(&subject, v.operator, &value)
+        compare(&subject, v.operator, &value, pattern.as_ref())
     })
 }
 
@@ -130,12 +179,12 @@ pub fn query_param(query: &str, key: &str) -> String {
         .unwrap_or_default()
 }
 
-fn compare(subject: &str, op: Operator, value: &str) -> bool {
+/// One value test; a `regexp` value comes compiled (`None` when it does not compile).
+fn compare(subject: &str, op: Operator, value: &str, pattern: Option<&regex_lite::Regex>) -> bool {
     match op {
         Operator::Equal => subject == value,
         Operator::Startwith => subject.starts_with(value),
-        // NB: Tcl's regexp lets `.` match a newline; `(?s)` does the same here.
-        Operator::Regexp => regex_lite::Regex::new(&format!("(?s){value}")).is_ok_and(|re| re.is_match(subject)),
+        Operator::Regexp => pattern.is_some_and(|re| re.is_match(subject)),
         Operator::Range => {
             let numeric = !subject.is_empty() && subject.len() <= 9 && subject.bytes().all(|b| b.is_ascii_digit());
             match (numeric, parse_range(value)) {
@@ -271,11 +320,13 @@ mod tests {
         assert!(!ip_equals("10.1.2.3", "10.1.2.4"));
         assert!(ip_equals("fd00::5", "fd00::/64"));
         assert!(!ip_equals("not-an-ip", "10.0.0.0/8"));
-        assert!(compare("123", Operator::Range, "100-200"));
-        assert!(!compare(" 123", Operator::Range, "100-200"));
-        assert!(!compare("", Operator::Range, "0-200"));
-        assert!(compare("a\nb", Operator::Regexp, "a.b"));
-        assert!(compare("/v2/x", Operator::Regexp, "v[0-9]"), "unanchored");
+        assert!(compare("123", Operator::Range, "100-200", None));
+        assert!(!compare(" 123", Operator::Range, "100-200", None));
+        assert!(!compare("", Operator::Range, "0-200", None));
+        let re = |p: &str| regex_lite::Regex::new(&format!("(?s){p}")).expect("pattern");
+        assert!(compare("a\nb", Operator::Regexp, "a.b", Some(&re("a.b"))));
+        assert!(compare("/v2/x", Operator::Regexp, "v[0-9]", Some(&re("v[0-9]"))), "unanchored");
+        assert!(!compare("x", Operator::Regexp, "(", None), "a pattern that does not compile matches nothing");
     }
 
     #[test]

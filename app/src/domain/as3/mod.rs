@@ -7,6 +7,8 @@ pub mod names;
 pub mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 
 use serde::Serialize;
@@ -70,6 +72,15 @@ pub struct PoolLabels {
     pub pool: String,
 }
 
+/// `<app>/<virtual server>` → the ticket and listener it comes from.
+pub type Origins = FxHashMap<String, Origin>;
+
+/// Where the item `item` of application `app` comes from: a virtual server, or the iRule of one.
+pub fn origin_of<'o>(origins: &'o Origins, app: &str, item: &str) -> Option<&'o Origin> {
+    let vs = item.strip_suffix("_irule").unwrap_or(item);
+    origins.get(&format!("{app}/{vs}"))
+}
+
 /// A rendered tenant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rendered {
@@ -78,11 +89,11 @@ pub struct Rendered {
     /// The ADC declaration, compact JSON.
     pub adc: String,
     /// (namespace, Service) → the labels it must carry.
-    pub services: BTreeMap<(String, String), PoolLabels>,
+    pub services: FxHashMap<(String, String), PoolLabels>,
     /// Namespaces holding listeners (they get the Loadbalancer's nsselector labels).
     pub namespaces: BTreeSet<String>,
-    /// `<app>/<item>` → where it comes from.
-    pub origins: BTreeMap<String, Origin>,
+    /// `<app>/<virtual server>` → where it comes from (see [`Rendered::origin`]).
+    pub origins: Origins,
     /// Rules not placed (their ticket or listener is not rendered), and why.
     pub skipped: Vec<(String, String)>,
 }
@@ -214,60 +225,67 @@ pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[Rul
         cluster: cluster.to_string(),
         tenant: tenant.to_string(),
         adc: String::new(),
-        services: BTreeMap::new(),
+        services: FxHashMap::default(),
         namespaces: BTreeSet::new(),
-        origins: BTreeMap::new(),
+        origins: Origins::default(),
         skipped: Vec::new(),
     };
     let mut apps: BTreeMap<String, Application> = BTreeMap::new();
-    let mut placed: BTreeSet<(&str, &str)> = BTreeSet::new();
+    // Rules by (ticket, listener); those left after placing every listener are skipped.
+    let mut rules_of: FxHashMap<(&str, &str), Vec<(&str, &LbruleSpec)>> = FxHashMap::default();
+    for r in rules {
+        rules_of.entry((r.spec.lbticket.as_str(), r.spec.listener.as_str())).or_default().push((r.name, r.spec));
+    }
+    // (namespace, Service) → (app, pool, first user as (ticket, listener, rule)): CIS labels a
+    // Service for one pool.
+    type User<'r> = (&'r str, &'r str, Option<&'r str>);
+    let mut pool_of_service: FxHashMap<(&str, &str), (String, String, User)> = FxHashMap::default();
     let mut sorted: Vec<&TicketInput> = tickets.iter().collect();
     sorted.sort_by_key(|t| t.name);
     for ticket in sorted {
         let ns = &ticket.spec.namespace;
         for listener in &ticket.spec.listeners {
-            placed.insert((ticket.name, &listener.name));
             let origin = Origin { ticket: ticket.name.to_string(), listener: listener.name.clone(), rule: None };
             let app = names::application(ns, listener.protocol);
             let vs = names::virtual_server(ticket.name, listener.port);
             let irule_name = names::irule(&vs);
-            let own_rules: Vec<(&str, &LbruleSpec)> = rules
-                .iter()
-                .filter(|r| r.spec.lbticket == ticket.name && r.spec.listener == listener.name)
-                .map(|r| (r.name, r.spec))
-                .collect();
-            let items = &mut apps
-                .entry(app.clone())
-                .or_insert_with(|| Application { class: "Application", template: "generic", items: BTreeMap::new() })
-                .items;
-            let mut backends: Vec<(&ServiceRef, Origin)> =
-                listener.services.iter().map(|s| (s, origin.clone())).collect();
-            for (rule_name, rule) in &own_rules {
-                let rule_origin = Origin { rule: Some(rule_name.to_string()), ..origin.clone() };
-                backends.extend(rule.services.iter().map(|s| (s, rule_origin.clone())));
+            let own_rules = rules_of.remove(&(ticket.name, listener.name.as_str())).unwrap_or_default();
+            let own_rules = own_rules.as_slice();
+            if !apps.contains_key(&app) {
+                apps.insert(
+                    app.clone(),
+                    Application { class: "Application", template: "generic", items: BTreeMap::new() },
+                );
             }
-            for (backend, from) in backends {
+            let Some(Application { items, .. }) = apps.get_mut(&app) else {
+                continue;
+            };
+            // Backends of the listener, then of its rules: (backend, rule it comes from).
+            let backends =
+                listener.services.iter().map(|s| (s, None)).chain(
+                    own_rules.iter().flat_map(|(name, rule)| rule.services.iter().map(move |s| (s, Some(*name)))),
+                );
+            for (backend, rule) in backends {
                 let pool = names::pool(&backend.service, backend.port);
-                let labels = PoolLabels { tenant: tenant.to_string(), app: app.clone(), pool: pool.clone() };
-                let key = (ns.clone(), backend.service.clone());
-                if let Some(existing) = out.services.get(&key)
-                    && *existing != labels
-                {
-                    let first = out
-                        .origins
-                        .get(&format!("{}/{}", existing.app, existing.pool))
-                        .map(|o| o.to_string())
-                        .unwrap_or_default();
-                    return Err(Fault {
-                        origin: Some(from),
-                        message: format!(
-                            "Service {} of namespace {ns} would back pool {}/{} and pool {}/{} ({first}); CIS puts a Service in one pool only",
-                            backend.service, existing.app, existing.pool, app, pool
-                        ),
-                    });
+                match pool_of_service.get(&(ns.as_str(), backend.service.as_str())) {
+                    Some((other_app, other_pool, (t, l, r))) if *other_app != app || *other_pool != pool => {
+                        let first =
+                            Origin { ticket: t.to_string(), listener: l.to_string(), rule: r.map(str::to_string) };
+                        return Err(Fault {
+                            origin: Some(Origin { rule: rule.map(str::to_string), ..origin.clone() }),
+                            message: format!(
+                                "Service {} of namespace {ns} would back pool {other_app}/{other_pool} ({first}) and pool {app}/{pool}; CIS puts a Service in one pool only",
+                                backend.service
+                            ),
+                        });
+                    }
+                    Some(_) => continue,
+                    None => {}
                 }
-                out.services.insert(key, labels);
-                out.origins.entry(format!("{app}/{pool}")).or_insert(from);
+                pool_of_service.insert(
+                    (ns.as_str(), backend.service.as_str()),
+                    (app.clone(), pool.clone(), (ticket.name, listener.name.as_str(), rule)),
+                );
                 items.entry(pool).or_insert_with(|| {
                     Item::Pool(Pool {
                         class: "Pool",
@@ -276,7 +294,11 @@ pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[Rul
                     })
                 });
             }
-            let full = |s: &ServiceRef| format!("/{tenant}/{app}/{}", names::pool(&s.service, s.port));
+            let prefix = format!("/{tenant}/{app}/");
+            let full = |out: &mut String, s: &ServiceRef| {
+                out.push_str(&prefix);
+                names::push_pool(out, &s.service, s.port);
+            };
             let https = listener.protocol == Protocol::Https;
             let default_pool = listener.services.iter().find(|s| s.weight > 0).or(listener.services.first());
             items.insert(
@@ -296,21 +318,27 @@ pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[Rul
             );
             items.insert(
                 irule_name.clone(),
-                Item::IRule(IRule { class: "iRule", text: irule::render(listener, &own_rules, &full), expand: false }),
+                Item::IRule(IRule { class: "iRule", text: irule::render(listener, own_rules, &full), expand: false }),
             );
-            out.origins.insert(format!("{app}/{vs}"), origin.clone());
-            out.origins.insert(format!("{app}/{irule_name}"), origin);
+            out.origins.insert(format!("{app}/{vs}"), origin);
             out.namespaces.insert(ns.clone());
         }
     }
-    for rule in rules {
-        if !placed.contains(&(rule.spec.lbticket.as_str(), rule.spec.listener.as_str())) {
-            out.skipped.push((
-                rule.name.to_string(),
-                format!("listener {} of ticket {} is not on the load balancer", rule.spec.listener, rule.spec.lbticket),
-            ));
-        }
+    let mut left: Vec<(&str, &LbruleSpec)> = rules_of.into_values().flatten().collect();
+    left.sort_by_key(|(name, _)| *name);
+    for (name, rule) in left {
+        out.skipped.push((
+            name.to_string(),
+            format!("listener {} of ticket {} is not on the load balancer", rule.listener, rule.lbticket),
+        ));
     }
+    out.services = pool_of_service
+        .into_iter()
+        .map(|((ns, service), (app, pool, _))| {
+            ((ns.to_string(), service.to_string()), PoolLabels { tenant: tenant.to_string(), app, pool })
+        })
+        .collect();
+    let listeners: usize = tickets.iter().map(|t| t.spec.listeners.len()).sum();
     let adc = Adc {
         class: "ADC",
         schema_version: SCHEMA_VERSION,
@@ -319,15 +347,20 @@ pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[Rul
         remark: "Generated by lbdesk; do not edit",
         tenant: [(tenant, Tenant { class: "Tenant", apps })].into_iter().collect(),
     };
-    out.adc = serde_json::to_string(&adc)
+    let mut bytes = Vec::with_capacity(1024 + 4096 * listeners);
+    serde_json::to_writer(&mut bytes, &adc)
         .map_err(|e| Fault { origin: None, message: format!("could not serialise: {e}") })?;
+    out.adc =
+        String::from_utf8(bytes).map_err(|e| Fault { origin: None, message: format!("could not serialise: {e}") })?;
     Ok(out)
 }
 
 /// A remark naming the origin (AS3 remarks: at most 64 characters, no `"` or `\`).
 fn remark(origin: &Origin) -> String {
-    let text = format!("lbdesk {origin}");
-    text.chars().filter(|c| !matches!(c, '"' | '\\') && !c.is_control()).take(64).collect()
+    // NB: ticket, listener and rule names are Kubernetes names: ASCII, no quote or backslash.
+    let mut text = format!("lbdesk {origin}");
+    text.truncate(64);
+    text
 }
 
 /// Whether a ticket's listeners belong on BIG-IP now: Enabled, Active, a listener address.

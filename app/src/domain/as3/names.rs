@@ -15,11 +15,13 @@
 //! | virtual server | `vs_<ticket>_<port>` (one app may hold several addresses) |
 //! | iRule | `vs_<ticket>_<port>_irule` |
 
+use std::borrow::Cow;
+
 use crate::domain::crd::Protocol;
 
 /// A Kubernetes name as an AS3 name part.
-pub fn part(k8s: &str) -> String {
-    if k8s.starts_with(|c: char| c.is_ascii_alphabetic()) { k8s.to_string() } else { format!("x_{k8s}") }
+pub fn part(k8s: &str) -> Cow<'_, str> {
+    if k8s.starts_with(|c: char| c.is_ascii_alphabetic()) { Cow::Borrowed(k8s) } else { Cow::Owned(format!("x_{k8s}")) }
 }
 
 /// The application of a namespace and protocol.
@@ -29,7 +31,35 @@ pub fn application(namespace: &str, protocol: Protocol) -> String {
 
 /// The pool of a Service port.
 pub fn pool(service: &str, port: u16) -> String {
-    format!("{}_{port}_pool", part(service))
+    let mut name = String::with_capacity(service.len() + 13);
+    push_pool(&mut name, service, port);
+    name
+}
+
+/// Appends the pool name of a Service port (no allocation when the Service starts with a letter).
+pub fn push_pool(out: &mut String, service: &str, port: u16) {
+    out.push_str(&part(service));
+    out.push('_');
+    push_u16(out, port);
+    out.push_str("_pool");
+}
+
+/// Appends a port number in decimal.
+fn push_u16(out: &mut String, n: u16) {
+    let mut digits = [0u8; 5];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for d in &digits[i..] {
+        out.push(char::from(*d));
+    }
 }
 
 /// The virtual server of a listener (a ticket's address and a port).
@@ -77,7 +107,7 @@ mod tests {
             b in "[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?",
             p in 1u16..,
         ) {
-            for name in [part(&a), application(&a, Protocol::Https), pool(&a, p), virtual_server(&a, p), irule(&virtual_server(&a, p))] {
+            for name in [part(&a).into_owned(), application(&a, Protocol::Https), pool(&a, p), virtual_server(&a, p), irule(&virtual_server(&a, p))] {
                 prop_assert!(is_legal(&name), "{name}");
             }
             if a != b {

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::names::is_legal;
-use super::{Fault, Origin, Rendered};
+use super::{Fault, Origins, Rendered, origin_of};
 
 /// Largest declaration written (a ConfigMap holds at most 1 MiB).
 pub const MAX_BYTES: usize = 900 * 1024;
@@ -67,8 +67,8 @@ fn validator() -> Result<&'static jsonschema::Validator, Fault> {
     built.as_ref().map_err(|e| Fault { origin: None, message: format!("the AS3 schema does not load: {e}") })
 }
 
-fn fault(origins: &BTreeMap<String, Origin>, app: &str, item: &str, message: String) -> Fault {
-    Fault { origin: origins.get(&format!("{app}/{item}")).cloned(), message }
+fn fault(origins: &Origins, app: &str, item: &str, message: String) -> Fault {
+    Fault { origin: origin_of(origins, app, item).cloned(), message }
 }
 
 /// Checks a rendered tenant: size, schema, names, pointers, address/port clashes.
@@ -77,7 +77,7 @@ pub fn validate(rendered: &Rendered) -> Result<(), Vec<Fault>> {
 }
 
 /// Checks an ADC declaration (compact or pretty JSON); `origins` maps `app/item` to its source.
-pub fn validate_adc(adc: &str, origins: &BTreeMap<String, Origin>) -> Result<(), Vec<Fault>> {
+pub fn validate_adc(adc: &str, origins: &Origins) -> Result<(), Vec<Fault>> {
     if adc.len() > MAX_BYTES {
         return Err(vec![Fault {
             origin: None,
@@ -98,7 +98,7 @@ pub fn validate_adc(adc: &str, origins: &BTreeMap<String, Origin>) -> Result<(),
             let path = e.instance_path().to_string();
             let parts: Vec<&str> = path.split('/').skip(1).collect();
             let origin = match parts.as_slice() {
-                [_, app, item, ..] => origins.get(&format!("{app}/{item}")).cloned(),
+                [_, app, item, ..] => origin_of(origins, app, item).cloned(),
                 _ => None,
             };
             Fault { origin, message: format!("AS3 schema: {e} (at {path})") }
@@ -118,7 +118,7 @@ fn class_of(item: &Value) -> &str {
     item.get("class").and_then(Value::as_str).unwrap_or("")
 }
 
-fn check_tenant(tenant: &str, apps: &Map<String, Value>, origins: &BTreeMap<String, Origin>, faults: &mut Vec<Fault>) {
+fn check_tenant(tenant: &str, apps: &Map<String, Value>, origins: &Origins, faults: &mut Vec<Fault>) {
     if !is_legal(tenant) || tenant == "Common" {
         faults.push(Fault { origin: None, message: format!("{tenant:?} is not a legal AS3 tenant name") });
     }
@@ -189,10 +189,11 @@ fn check_tenant(tenant: &str, apps: &Map<String, Value>, origins: &BTreeMap<Stri
                 for m in item.get("monitors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
                 {
                     if !BUILTIN_MONITORS.contains(&m) && !is(m, "Monitor") {
+                        let user = user_of_pool(items, &here, name).unwrap_or(name);
                         faults.push(fault(
                             origins,
                             app,
-                            name,
+                            user,
                             format!("pool {name} uses monitor {m}, which does not exist"),
                         ));
                     }
@@ -226,6 +227,15 @@ fn check_tenant(tenant: &str, apps: &Map<String, Value>, origins: &BTreeMap<Stri
             }
         }
     }
+}
+
+/// A virtual server using pool `name` (full `path`) by default or in its iRule, for messages.
+fn user_of_pool<'a>(items: &'a Map<String, Value>, path: &str, name: &str) -> Option<&'a str> {
+    items.iter().find_map(|(item, body)| {
+        let default = body.get("pool").and_then(Value::as_str) == Some(name);
+        let in_irule = body.get("iRule").and_then(Value::as_str).is_some_and(|t| pool_targets(t).contains(&path));
+        (default || in_irule).then_some(item.as_str())
+    })
 }
 
 /// The pool names an iRule selects (`pool <name>` commands).

@@ -20,6 +20,11 @@ use super::routing::ordered;
 /// `text` as a Tcl double-quoted literal that substitutes back to exactly `text`.
 pub fn tcl_quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
+    quote_into(&mut out, text);
+    out
+}
+
+fn quote_into(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -35,104 +40,162 @@ pub fn tcl_quote(text: &str) -> String {
         }
     }
     out.push('"');
-    out
 }
 
-/// The Tcl expression of what a condition type looks at.
-fn subject(c: &RuleCondition) -> String {
-    let key = tcl_quote(c.key.as_deref().unwrap_or(""));
-    match c.type_ {
-        RuleType::Domain => r#"[string tolower [getfield [HTTP::host] ":" 1]]"#.to_string(),
-        RuleType::Url => "[HTTP::path]".to_string(),
-        RuleType::Header => format!("[HTTP::header value {key}]"),
-        RuleType::Cookie => format!("[HTTP::cookie value {key}]"),
-        RuleType::Urlparam => format!("[URI::query [HTTP::uri] {key}]"),
-        RuleType::Ip => "[IP::client_addr]".to_string(),
+/// Writes the Tcl expression of what a condition type looks at.
+fn subject_into(out: &mut String, c: &RuleCondition) {
+    let key = c.key.as_deref().unwrap_or("");
+    let (head, keyed) = match c.type_ {
+        RuleType::Domain => (r#"[string tolower [getfield [HTTP::host] ":" 1]]"#, false),
+        RuleType::Url => ("[HTTP::path]", false),
+        RuleType::Header => ("[HTTP::header value ", true),
+        RuleType::Cookie => ("[HTTP::cookie value ", true),
+        RuleType::Urlparam => ("[URI::query [HTTP::uri] ", true),
+        RuleType::Ip => ("[IP::client_addr]", false),
+    };
+    out.push_str(head);
+    if keyed {
+        quote_into(out, key);
+        out.push(']');
     }
 }
 
-/// One value test, as a braced-safe Tcl expression.
-fn test(c: &RuleCondition, op: Operator, value: &str, http: bool) -> String {
+/// Writes one value test, as a braced-safe Tcl expression.
+fn test_into(out: &mut String, c: &RuleCondition, op: Operator, value: &str, http: bool) {
     if c.type_ == RuleType::Ip {
-        return format!("[IP::addr [IP::client_addr] equals {}]", tcl_quote(value));
+        out.push_str("[IP::addr [IP::client_addr] equals ");
+        quote_into(out, value);
+        out.push(']');
+        return;
     }
     if !http {
         // TCP/UDP carry no HTTP data; validation refuses such conditions, parity says "no match".
-        return "0".to_string();
+        out.push('0');
+        return;
     }
-    let s = subject(c);
-    let value = if c.type_ == RuleType::Domain { value.to_lowercase() } else { value.to_string() };
+    let lowered;
+    let value = if c.type_ == RuleType::Domain {
+        lowered = value.to_lowercase();
+        lowered.as_str()
+    } else {
+        value
+    };
     match op {
-        Operator::Equal => format!("({s} eq {})", tcl_quote(&value)),
-        Operator::Startwith => format!("([string first {} {s}] == 0)", tcl_quote(&value)),
-        Operator::Regexp => format!("[regexp -- {} {s}]", tcl_quote(&value)),
-        Operator::Range => match parse_range(&value) {
+        Operator::Equal => {
+            out.push('(');
+            subject_into(out, c);
+            out.push_str(" eq ");
+            quote_into(out, value);
+            out.push(')');
+        }
+        Operator::Startwith => {
+            out.push_str("([string first ");
+            quote_into(out, value);
+            out.push(' ');
+            subject_into(out, c);
+            out.push_str("] == 0)");
+        }
+        Operator::Regexp => {
+            out.push_str("[regexp -- ");
+            quote_into(out, value);
+            out.push(' ');
+            subject_into(out, c);
+            out.push(']');
+        }
+        Operator::Range => match parse_range(value) {
             Ok((lo, hi)) => {
-                format!("([regexp {{^[0-9]{{1,9}}$}} {s}] && [scan {s} %d] >= {lo} && [scan {s} %d] <= {hi})")
+                out.push_str("([regexp {^[0-9]{1,9}$} ");
+                subject_into(out, c);
+                out.push_str("] && [scan ");
+                subject_into(out, c);
+                let _ = write!(out, " %d] >= {lo} && [scan ");
+                subject_into(out, c);
+                let _ = write!(out, " %d] <= {hi})");
             }
-            Err(_) => "0".to_string(),
+            Err(_) => out.push('0'),
         },
     }
 }
 
-fn rule_condition(rule: &LbruleSpec, http: bool) -> String {
+/// Writes the condition of a rule: its conditions joined by its match mode, values OR'ed.
+fn condition_into(out: &mut String, rule: &LbruleSpec, http: bool) {
     let join = match rule.match_ {
         MatchMode::Any => " || ",
         MatchMode::All => " && ",
     };
-    let parts: Vec<String> = rule
-        .rules
-        .iter()
-        .map(|c| {
-            let values: Vec<String> = c.values.iter().map(|v| test(c, v.operator, &v.value, http)).collect();
-            format!("({})", values.join(" || "))
-        })
-        .collect();
-    if parts.is_empty() { "0".to_string() } else { parts.join(join) }
+    if rule.rules.is_empty() {
+        out.push('0');
+    }
+    for (i, c) in rule.rules.iter().enumerate() {
+        if i > 0 {
+            out.push_str(join);
+        }
+        out.push('(');
+        for (j, v) in c.values.iter().enumerate() {
+            if j > 0 {
+                out.push_str(" || ");
+            }
+            test_into(out, c, v.operator, &v.value, http);
+        }
+        out.push(')');
+    }
 }
 
-/// The weighted choice among `services`, indented by `pad`.
-fn choose(services: &[ServiceRef], pool_of: &dyn Fn(&ServiceRef) -> String, pad: &str) -> String {
+/// Writes the weighted choice among `services`, indented by `pad`.
+fn choose_into(out: &mut String, services: &[ServiceRef], pool_of: PoolPath, pad: &str) {
+    let pool = |out: &mut String, s: &ServiceRef, pad: &str| {
+        out.push_str(pad);
+        out.push_str("pool ");
+        pool_of(out, s);
+        out.push('\n');
+    };
     let live: Vec<&ServiceRef> = services.iter().filter(|s| s.weight > 0).collect();
     match live.as_slice() {
-        [] => format!("{pad}reject\n"),
-        [only] => format!("{pad}pool {}\n", pool_of(only)),
+        [] => {
+            out.push_str(pad);
+            out.push_str("reject\n");
+        }
+        [only] => pool(out, only, pad),
         [init @ .., last] => {
-            let mut out = String::new();
+            let inner = format!("{pad}    ");
             let mut upto = 0;
             for (i, s) in init.iter().enumerate() {
                 upto += s.weight;
                 let keyword = if i == 0 { "if" } else { "} elseif" };
                 let _ = writeln!(out, "{pad}{keyword} {{ $lbd_bucket < {upto} }} {{");
-                let _ = writeln!(out, "{pad}    pool {}", pool_of(s));
+                pool(out, s, &inner);
             }
-            let _ = writeln!(out, "{pad}}} else {{");
-            let _ = writeln!(out, "{pad}    pool {}", pool_of(last));
-            let _ = writeln!(out, "{pad}}}");
-            out
+            out.push_str(pad);
+            out.push_str("} else {\n");
+            pool(out, last, &inner);
+            out.push_str(pad);
+            out.push_str("}\n");
         }
     }
 }
 
-/// The iRule of a listener with its rules (any order); `pool_of` gives a backend's full pool path.
-pub fn render(listener: &Listener, rules: &[(&str, &LbruleSpec)], pool_of: &dyn Fn(&ServiceRef) -> String) -> String {
+/// Writes the full path of a backend's pool.
+pub type PoolPath<'p> = &'p dyn Fn(&mut String, &ServiceRef);
+
+/// The iRule of a listener with its rules (any order); `pool_of` writes a backend's full pool path.
+pub fn render(listener: &Listener, rules: &[(&str, &LbruleSpec)], pool_of: PoolPath) -> String {
     let http = listener.protocol.is_http();
-    let event = if http { "HTTP_REQUEST" } else { "CLIENT_ACCEPTED" };
-    let mut out = String::new();
-    let _ = writeln!(out, "when {event} {{");
+    let mut out = String::with_capacity(512 + 384 * rules.len());
+    out.push_str(if http { "when HTTP_REQUEST {\n" } else { "when CLIENT_ACCEPTED {\n" });
     out.push_str("    set lbd_bucket [expr {(0xffffffff & [crc32 [IP::client_addr]]) % 100}]\n");
     let rules = ordered(rules);
     if rules.is_empty() {
-        out.push_str(&choose(&listener.services, pool_of, "    "));
+        choose_into(&mut out, &listener.services, pool_of, "    ");
     } else {
         for (i, (name, rule)) in rules.iter().enumerate() {
-            let keyword = if i == 0 { "if" } else { "} elseif" };
             let _ = writeln!(out, "    # rule {name}");
-            let _ = writeln!(out, "    {keyword} {{ {} }} {{", rule_condition(rule, http));
-            out.push_str(&choose(&rule.services, pool_of, "        "));
+            out.push_str(if i == 0 { "    if { " } else { "    } elseif { " });
+            condition_into(&mut out, rule, http);
+            out.push_str(" } {\n");
+            choose_into(&mut out, &rule.services, pool_of, "        ");
         }
         out.push_str("    } else {\n");
-        out.push_str(&choose(&listener.services, pool_of, "        "));
+        choose_into(&mut out, &listener.services, pool_of, "        ");
         out.push_str("    }\n");
     }
     out.push_str("}\n");
@@ -154,7 +217,9 @@ mod tests {
     #[test]
     fn names_and_keys_are_quoted_too() {
         let c = RuleCondition { type_: RuleType::Header, key: Some("X-\"Y".into()), values: vec![] };
-        assert_eq!(subject(&c), r#"[HTTP::header value "X-\"Y"]"#);
+        let mut out = String::new();
+        subject_into(&mut out, &c);
+        assert_eq!(out, r#"[HTTP::header value "X-\"Y"]"#);
     }
 }
 
