@@ -188,7 +188,10 @@ pub fn render(listener: &Listener, rules: &[(&str, &LbruleSpec)], pool_of: PoolP
         choose_into(&mut out, &listener.services, pool_of, "    ");
     } else {
         for (i, (name, rule)) in rules.iter().enumerate() {
-            let _ = writeln!(out, "    # rule {name}");
+            // NB: a comment ends at a newline, so only a well-formed name may appear in one.
+            if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.') {
+                let _ = writeln!(out, "    # rule {name}");
+            }
             out.push_str(if i == 0 { "    if { " } else { "    } elseif { " });
             condition_into(&mut out, rule, http);
             out.push_str(" } {\n");
@@ -212,6 +215,22 @@ mod tests {
         assert_eq!(tcl_quote(r#"[exec rm]$x"\{}"#), r#""\[exec rm\]\$x\"\\\{\}""#);
         assert_eq!(tcl_quote("a\nb\u{7f}é`"), "\"a\\u000ab\\u007f\\u00e9`\"");
         assert_eq!(tcl_quote("; # `x`"), "\"; # `x`\"");
+    }
+
+    #[test]
+    fn a_malformed_rule_name_never_reaches_a_comment() {
+        use crate::domain::crd::{MatchMode, Protocol, Session};
+        let listener = Listener {
+            name: "web".into(),
+            port: 80,
+            protocol: Protocol::Http,
+            session: Session::None,
+            services: vec![ServiceRef { service: "a".into(), port: 80, weight: 100 }],
+        };
+        let rule = LbruleSpec { match_: MatchMode::Any, services: listener.services.clone(), ..Default::default() };
+        let text = render(&listener, &[("x\nlbd_pwned", &rule), ("ok-name", &rule)], &|out, _| out.push_str("p"));
+        assert!(!text.contains("lbd_pwned"), "{text}");
+        assert!(text.contains("# rule ok-name"));
     }
 
     #[test]
