@@ -34,6 +34,8 @@ enum Command {
     },
     /// Generate new passwords for the demo users and print them.
     ResetDemoPasswords(StoreArgs),
+    /// Print a kubeconfig for the embedded API of the server running with these settings.
+    Kubeconfig(KubeconfigArgs),
 }
 
 /// Where the state lives.
@@ -59,12 +61,37 @@ impl StoreArgs {
     }
 }
 
+/// How lbdesk reaches Kubernetes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// lbdesk serves its own Kubernetes-compatible API (management and member clusters).
+    Embedded,
+    /// Real clusters, from a kubeconfig whose contexts are named after the clusters.
+    Cluster,
+}
+
+/// Options of `lbdesk kubeconfig`: the same address and state as `serve`.
+#[derive(Args, Debug, Clone)]
+pub struct KubeconfigArgs {
+    /// Address of the embedded Kubernetes API (HTTPS).
+    #[arg(long, env = "LBDESK_API_LISTEN", default_value = "127.0.0.1:6443")]
+    pub api_listen: SocketAddr,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The management cluster's name.
+    #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
+    pub mgmt_cluster: String,
+}
+
 /// Options of `lbdesk serve`.
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "LBDESK_LISTEN", default_value = "127.0.0.1:3000")]
     pub listen: SocketAddr,
+    /// Address of the embedded Kubernetes API (HTTPS; embedded mode only).
+    #[arg(long, env = "LBDESK_API_LISTEN", default_value = "127.0.0.1:6443")]
+    pub api_listen: SocketAddr,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Seed the demo users with fixed, documented passwords (never in production).
@@ -76,6 +103,18 @@ pub struct ServeArgs {
     /// Directory holding the built site (`pkg/`, favicon).
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
+    /// Embedded API (default) or real clusters.
+    #[arg(long, env = "LBDESK_MODE", value_enum, default_value = "embedded")]
+    pub mode: Mode,
+    /// Cluster mode: the kubeconfig, one context per cluster.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The management cluster's name (its kubeconfig context in cluster mode).
+    #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
+    pub mgmt_cluster: String,
+    /// Events each embedded cluster keeps for watches to resume from; older versions get 410.
+    #[arg(long, env = "LBDESK_WATCH_HISTORY", default_value_t = 10_000)]
+    pub watch_history: i64,
 }
 
 impl Cli {
@@ -86,6 +125,7 @@ impl Cli {
             Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
             Some(Command::Render { files }) => crate::render::run(&files),
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
+            Some(Command::Kubeconfig(args)) => crate::serve::print_kubeconfig(&args).await,
         }
     }
 }

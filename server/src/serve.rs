@@ -1,21 +1,37 @@
 //! `lbdesk serve`: opens the database, seeds the demo, and serves until SIGTERM.
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 use anyhow::Context;
 use app::ssr::AppState;
+use app::ssr::clusters::{Clusters, embedded_kubeconfig, parse_kubeconfig};
 use app::ssr::db::Db;
 use leptos::config::LeptosOptions;
 use tower_sessions::ExpiredDeletion;
 
-use crate::cli::ServeArgs;
+use crate::admission::Admission;
+use crate::cli::{KubeconfigArgs, Mode, ServeArgs};
 use crate::demo::Logins;
 
-/// A configured lbdesk, bound to its port, not yet serving.
+/// The embedded API's HTTPS listener and routes.
+struct EmbeddedApi {
+    listener: std::net::TcpListener,
+    router: axum::Router,
+    tls: axum_server::tls_rustls::RustlsConfig,
+    kubeconfig: serde_json::Value,
+}
+
+/// A configured lbdesk, bound to its ports, not yet serving.
 pub struct Server {
     listener: tokio::net::TcpListener,
     router: axum::Router,
+    api: Option<EmbeddedApi>,
+    /// The embedded API's address, in embedded mode.
+    pub api_addr: Option<SocketAddr>,
+    /// The embedded API's kubeconfig, in embedded mode.
+    pub kubeconfig: Option<serde_json::Value>,
     /// The address it is bound to.
     pub addr: SocketAddr,
     /// The address users reach it at.
@@ -34,6 +50,34 @@ impl Server {
             .await
             .with_context(|| format!("could not listen on {}", args.listen))?;
         let local: SocketAddr = listener.local_addr().context("no local address")?;
+        let admission = Arc::new(Admission);
+        let (api, clusters) = match args.mode {
+            Mode::Embedded => {
+                let embedded =
+                    crate::embedded::start(&db, &args.mgmt_cluster, args.watch_history, admission.clone()).await?;
+                let listener = std::net::TcpListener::bind(args.api_listen)
+                    .with_context(|| format!("could not listen on {}", args.api_listen))?;
+                listener.set_nonblocking(true)?;
+                let api_local = listener.local_addr()?;
+                let pki = crate::tls::load_or_create(&db, &[api_local.ip()]).await?;
+                let tls = axum_server::tls_rustls::RustlsConfig::from_config(crate::tls::server_config(&pki)?);
+                let kubeconfig = embedded_kubeconfig(
+                    &loopback_url(api_local),
+                    &pki.ca_pem,
+                    &embedded.token,
+                    &embedded.clusters,
+                    &args.mgmt_cluster,
+                );
+                let clusters = Clusters::from_kubeconfig(parse_kubeconfig(&kubeconfig)?, &args.mgmt_cluster).await?;
+                (Some(EmbeddedApi { listener, router: crate::api::router(embedded.api), tls, kubeconfig }), clusters)
+            }
+            Mode::Cluster => {
+                let path = args.kubeconfig.as_ref().context("cluster mode needs --kubeconfig (or KUBECONFIG)")?;
+                let kubeconfig = kube::config::Kubeconfig::read_from(path)
+                    .with_context(|| format!("could not read the kubeconfig {}", path.display()))?;
+                (None, Clusters::from_kubeconfig(kubeconfig, &args.mgmt_cluster).await?)
+            }
+        };
         let leptos_options = LeptosOptions::builder()
             .output_name("lbdesk")
             .site_root(args.site_root.to_string_lossy().to_string())
@@ -44,10 +88,17 @@ impl Server {
             tracing::warn!(site_root = %args.site_root.display(), "no built site here: pages load without scripts and styles (run the README's build)");
         }
         let secure_cookies = args.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
-        let state = AppState { leptos_options, db: db.clone() };
+        let state = AppState { leptos_options, db: db.clone(), clusters };
+        let router = crate::web::router(state, secure_cookies)
+            .route("/admission/validate", axum::routing::post(crate::admission::endpoint).with_state(admission));
+        let api_addr = api.as_ref().and_then(|a| a.listener.local_addr().ok());
+        let kubeconfig = api.as_ref().map(|a| a.kubeconfig.clone());
         Ok(Server {
             listener,
-            router: crate::web::router(state, secure_cookies),
+            router,
+            api,
+            api_addr,
+            kubeconfig,
             addr: local,
             url: args.public_url.clone().unwrap_or_else(|| format!("http://{local}")),
             logins,
@@ -67,11 +118,49 @@ impl Server {
                 }
             }
         });
-        let served =
-            axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the server failed");
+        let handle = axum_server::Handle::new();
+        let api = match self.api {
+            Some(api) => {
+                let server = axum_server::from_tcp_rustls(api.listener, api.tls)?.handle(handle.clone());
+                Some(tokio::spawn(server.serve(api.router.into_make_service())))
+            }
+            None => None,
+        };
+        let stop_api = handle.clone();
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                stop_api.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
+            })
+            .await
+            .context("the server failed");
         sweeper.abort();
+        if let Some(api) = api {
+            api.await.context("the embedded API stopped")?.context("the embedded API failed")?;
+        }
         served
     }
+}
+
+/// The embedded API as seen from this machine: loopback when listening on every address.
+fn loopback_url(local: SocketAddr) -> String {
+    let ip = if local.ip().is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { local.ip() };
+    format!("https://{}", SocketAddr::new(ip, local.port()))
+}
+
+/// `lbdesk kubeconfig`: the kubeconfig of the embedded API served with these settings.
+pub async fn print_kubeconfig(args: &KubeconfigArgs) -> anyhow::Result<()> {
+    let db = Db::connect(&args.store.database_url()?).await.context("could not open the database")?;
+    let not_yet = "nothing to connect to yet: start `lbdesk serve` once with these settings first";
+    let token = crate::embedded::admin_token(&db).await?.context(not_yet)?;
+    let ca = crate::tls::ca_pem(&db).await?.context(not_yet)?;
+    let clusters: Vec<String> = crate::embedded::CLUSTERS
+        .iter()
+        .map(|(c, _)| if *c == "mgmt" { args.mgmt_cluster.clone() } else { c.to_string() })
+        .collect();
+    let kubeconfig = embedded_kubeconfig(&loopback_url(args.api_listen), &ca, &token, &clusters, &args.mgmt_cluster);
+    print!("{}", serde_yaml::to_string(&kubeconfig).context("could not print the kubeconfig")?);
+    Ok(())
 }
 
 /// `lbdesk serve`.
@@ -80,6 +169,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     println!();
     println!("  lbdesk is running in embedded mode");
     println!("  URL:    {}", server.url);
+    if let Some(api) = server.api_addr {
+        println!("  Kubernetes API: https://{api}/k8s/clusters/<cluster>  (`lbdesk kubeconfig` prints a kubeconfig)");
+    }
     crate::demo::print_logins(&server.logins);
     println!();
     tracing::info!(url = %server.url, "serving");

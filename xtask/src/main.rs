@@ -130,9 +130,12 @@ fn setup(browser: bool) -> Result {
         if pg_bin("pg_ctl").is_none() {
             missing.push("postgresql");
         }
-        // The iRule tests run the generated iRules in Tcl.
+        // The iRule tests run the generated iRules in Tcl; the API tests drive kubectl.
         if output("tclsh", &["/dev/null"]).is_none() {
             missing.push("tcl");
+        }
+        if output("kubectl", &["version", "--client"]).is_none() {
+            missing.push("kubectl");
         }
         if !missing.is_empty() {
             step(&format!("installing Debian packages: {}", missing.join(" ")));

@@ -1,6 +1,7 @@
 //! Server-only plumbing of the server functions: state, session, the signed-in user.
 
 pub mod accounts;
+pub mod clusters;
 pub mod db;
 pub mod session_store;
 mod state;

@@ -1,11 +1,14 @@
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
+use super::clusters::Clusters;
 use super::db::Db;
 
 /// What every server function and route handler can reach.
-#[derive(Clone, Debug, FromRef)]
+#[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub db: Db,
+    /// The management and member clusters.
+    pub clusters: Clusters,
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use app::ssr::db::Db;
-use server::cli::{ServeArgs, StoreArgs};
+use server::cli::{Mode, ServeArgs, StoreArgs};
 use server::serve::Server;
 
 /// The database engine a test runs on.
@@ -67,34 +67,76 @@ async fn fresh_postgres_database() -> String {
     format!("{base}/{name}")
 }
 
-/// A running lbdesk on a free loopback port.
+/// A running lbdesk on free loopback ports.
 pub struct Lbdesk {
     pub url: String,
     pub db: Db,
+    /// The kubeconfig of its embedded API (admin token, CA).
+    pub kubeconfig: serde_json::Value,
     _db: TestDb,
+}
+
+impl Lbdesk {
+    /// A `kube::Client` for one of its clusters (`mgmt`, `acp-region01`, …).
+    pub async fn client(&self, cluster: &str) -> kube::Client {
+        let kubeconfig = app::ssr::clusters::parse_kubeconfig(&self.kubeconfig).expect("kubeconfig");
+        let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.expect("context");
+        kube::Client::try_from(config).expect("client")
+    }
+
+    /// The same, with another bearer token.
+    pub async fn client_with_token(&self, cluster: &str, token: &str) -> kube::Client {
+        let mut kubeconfig = self.kubeconfig.clone();
+        kubeconfig["users"][0]["user"]["token"] = serde_json::json!(token);
+        let kubeconfig = app::ssr::clusters::parse_kubeconfig(&kubeconfig).expect("kubeconfig");
+        let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.expect("context");
+        kube::Client::try_from(config).expect("client")
+    }
+}
+
+/// How a test wants lbdesk started.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub public_url: Option<String>,
+    /// Events kept per cluster for watches (older resourceVersions get 410).
+    pub watch_history: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { public_url: None, watch_history: 10_000 }
+    }
 }
 
 /// Starts lbdesk with the fixed demo logins.
 pub async fn spawn_lbdesk(backend: Backend) -> Lbdesk {
-    spawn_lbdesk_with(backend, None).await
+    spawn_lbdesk_with(backend, Options::default()).await
 }
 
-/// Starts lbdesk, optionally behind a public URL (which decides the `Secure` cookie flag).
-pub async fn spawn_lbdesk_with(backend: Backend, public_url: Option<&str>) -> Lbdesk {
+/// Starts lbdesk with `options`.
+pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
     let test_db = TestDb::new(backend).await;
     let args = ServeArgs {
         listen: "127.0.0.1:0".parse().expect("address"),
         store: StoreArgs { data_dir: test_db.dir.path().to_path_buf(), database_url: Some(test_db.url.clone()) },
         demo: true,
-        public_url: public_url.map(str::to_string),
+        public_url: options.public_url.clone(),
         site_root: PathBuf::from("target/site"),
+        api_listen: "127.0.0.1:0".parse().expect("address"),
+        mode: Mode::Embedded,
+        kubeconfig: None,
+        mgmt_cluster: "mgmt".into(),
+        watch_history: options.watch_history,
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     // NB: the public URL is what users see; the test talks to the bound port.
     let url = format!("http://{}", server.addr);
     let db = server.db.clone();
+    let kubeconfig = server.kubeconfig.clone().expect("embedded mode");
     tokio::spawn(server.run_until(std::future::pending()));
-    Lbdesk { url, db, _db: test_db }
+    Lbdesk { url, db, kubeconfig, _db: test_db }
 }
 
 /// An HTTP client that keeps cookies and does not follow redirects.

@@ -1,6 +1,10 @@
 //! Integration tests: the real server on a port, on SQLite and on PostgreSQL.
 
 mod accounts;
+mod api_input;
+mod conformance;
 mod helpers;
+mod kubectl;
+mod reflector;
 mod render;
 mod web;

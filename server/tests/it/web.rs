@@ -4,7 +4,7 @@ use app::auth::{CurrentUser, Role};
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, browser, spawn_lbdesk, spawn_lbdesk_with};
 use crate::on_both_databases;
 
 on_both_databases!(
@@ -100,7 +100,8 @@ async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend:
 }
 
 async fn the_cookie_is_secure_behind_an_https_address(backend: Backend) {
-    let lbdesk = spawn_lbdesk_with(backend, Some("https://lbdesk.bank.example")).await;
+    let options = Options { public_url: Some("https://lbdesk.bank.example".into()), ..Default::default() };
+    let lbdesk = spawn_lbdesk_with(backend, options).await;
     let res = login(&browser(), &lbdesk, "admin", "admin-demo").await;
     let cookie = res.headers()["set-cookie"].to_str().expect("ascii").to_string();
     assert!(cookie.contains("Secure"), "{cookie}");

@@ -228,7 +228,7 @@ mod tests {
             services: vec![ServiceRef { service: "a".into(), port: 80, weight: 100 }],
         };
         let rule = LbruleSpec { match_: MatchMode::Any, services: listener.services.clone(), ..Default::default() };
-        let text = render(&listener, &[("x\nlbd_pwned", &rule), ("ok-name", &rule)], &|out, _| out.push_str("p"));
+        let text = render(&listener, &[("x\nlbd_pwned", &rule), ("ok-name", &rule)], &|out, _| out.push('p'));
         assert!(!text.contains("lbd_pwned"), "{text}");
         assert!(text.contains("# rule ok-name"));
     }

@@ -1,0 +1,530 @@
+//! get, list, create, replace, patch and delete, with Kubernetes' semantics.
+
+use axum::response::Response;
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::resources::Kind;
+use super::selector::{FieldSelector, LabelSelector};
+use super::status::ApiError;
+use super::store::{Change, Key, Row, parse_labels};
+use super::{Api, Call, Objects, object, respond, table};
+use crate::admission::Operation;
+
+/// The current time as Kubernetes writes it (RFC 3339, whole seconds, UTC).
+pub fn now() -> String {
+    let t = time::OffsetDateTime::now_utc();
+    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+/// A random UUID (version 4).
+fn uid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn key<'a>(call: &'a Call, resource: &'a str, namespace: &'a str, name: &'a str) -> Key<'a> {
+    Key { cluster: &call.cluster, resource, namespace, name }
+}
+
+fn conflict(kind: &Kind, name: &str) -> ApiError {
+    ApiError::Conflict(format!(
+        "Operation cannot be fulfilled on {} {name:?}: the object has been modified; please apply your changes to the latest version and try again",
+        kind.resource()
+    ))
+}
+
+fn not_found(kind: &Kind, name: &str) -> ApiError {
+    ApiError::NotFound { kind: kind.resource(), name: name.into() }
+}
+
+/// `metadata.name` must be a DNS subdomain (a DNS label for namespaces and Services).
+fn check_name(kind: &Kind, name: &str) -> Result<(), ApiError> {
+    let verdict = if matches!(kind.plural, "namespaces" | "services") {
+        app::domain::policy::dns_label("metadata.name", name)
+    } else {
+        app::domain::policy::object_name("metadata.name", name)
+    };
+    verdict.map_err(|r| ApiError::Invalid {
+        kind: kind.kind.into(),
+        name: name.into(),
+        causes: vec![("metadata.name".into(), r.reason)],
+    })
+}
+
+/// The body must be a JSON object of this endpoint's apiVersion and kind.
+fn check_type(kind: &Kind, body: &Value) -> Result<(), ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::BadRequest("the request body must be a JSON object".into()));
+    }
+    let (api_version, k) = (body["apiVersion"].as_str().unwrap_or(""), body["kind"].as_str().unwrap_or(""));
+    if api_version != kind.api_version() || k != kind.kind {
+        return Err(ApiError::BadRequest(format!(
+            "the object is {api_version:?}/{k:?}; this endpoint takes {}/{}",
+            kind.api_version(),
+            kind.kind
+        )));
+    }
+    if !body["metadata"].is_null() && !body["metadata"].is_object() {
+        return Err(ApiError::BadRequest("metadata must be an object".into()));
+    }
+    Ok(())
+}
+
+/// Secrets: `stringData` is folded into `data`, base64-encoded, as the API server does.
+fn fold_string_data(kind: &Kind, obj: &mut Value) {
+    if kind.plural != "secrets" || !kind.group.is_empty() {
+        return;
+    }
+    let Some(map) = obj.as_object_mut() else { return };
+    if let Some(Value::Object(strings)) = map.remove("stringData") {
+        let data = map.entry("data").or_insert_with(|| json!({}));
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default().to_string();
+                data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+            }
+        }
+    }
+}
+
+/// The namespace of a namespaced request: the path's, which the body may repeat but not contradict.
+fn namespace_of(objects: &Objects, body: &Value) -> Result<String, ApiError> {
+    if !objects.kind.namespaced {
+        return Ok(String::new());
+    }
+    let path_ns = objects.namespace.clone().ok_or_else(|| ApiError::BadRequest("a namespace is required".into()))?;
+    match object::meta_str(body, "namespace") {
+        Some(ns) if !ns.is_empty() && ns != path_ns => Err(ApiError::BadRequest(format!(
+            "the namespace of the object ({ns}) does not match the namespace of the request ({path_ns})"
+        ))),
+        _ => Ok(path_ns),
+    }
+}
+
+/// Makes a new object ready to store: server-owned metadata set, status dropped where it is a
+/// subresource. Also used to seed embedded mode.
+pub fn prepare_new(kind: &Kind, obj: &mut Value, namespace: &str, name: &str) {
+    fold_string_data(kind, obj);
+    if kind.status
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.remove("status");
+    }
+    if let Some(meta) = object::metadata(obj) {
+        meta.insert("name".into(), json!(name));
+        meta.remove("generateName");
+        if kind.namespaced {
+            meta.insert("namespace".into(), json!(namespace));
+        } else {
+            meta.remove("namespace");
+        }
+        meta.insert("uid".into(), json!(uid()));
+        meta.insert("creationTimestamp".into(), json!(now()));
+        meta.insert("generation".into(), json!(1));
+        for server_owned in
+            ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
+        {
+            meta.remove(server_owned);
+        }
+    }
+}
+
+async fn admit(
+    api: &Api,
+    call: &Call,
+    objects: &Objects,
+    op: Operation,
+    new: Option<&Value>,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    if objects.kind.admitted() && !objects.status {
+        api.admission.admit(&call.user, objects.kind, op, new, old).await?;
+    }
+    Ok(())
+}
+
+/// GET of one object (a one-row Table when asked).
+pub async fn get(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    let name = objects.name.as_deref().unwrap_or_default();
+    let ns = objects.namespace.clone().unwrap_or_default();
+    let resource = objects.kind.resource();
+    let obj = api.store.get(&key(call, &resource, &ns, name)).await?.ok_or_else(|| not_found(objects.kind, name))?;
+    if call.table {
+        let rv = object::meta_str(&obj, "resourceVersion").unwrap_or("").to_string();
+        return Ok(respond(200, &table::table(objects.kind, &[obj], &rv)));
+    }
+    Ok(respond(200, &obj))
+}
+
+fn encode_continue(row: &Row) -> String {
+    format!("{}/{}", row.namespace, row.name).bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
+    let bad = || ApiError::BadRequest("invalid continue token".into());
+    if !token.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let bytes: Result<Vec<u8>, _> =
+        (0..token.len()).step_by(2).map(|i| u8::from_str_radix(&token[i..i + 2], 16)).collect();
+    let text = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
+    let (ns, name) = text.split_once('/').ok_or_else(bad)?;
+    Ok((ns.to_string(), name.to_string()))
+}
+
+/// LIST with label and field selectors, `limit` and `continue`.
+pub async fn list(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    let kind = objects.kind;
+    let labels = LabelSelector::parse(call.param("labelSelector").unwrap_or("")).map_err(ApiError::BadRequest)?;
+    let fields = FieldSelector::parse(call.param("fieldSelector").unwrap_or("")).map_err(ApiError::BadRequest)?;
+    let limit: usize = match call.param("limit") {
+        Some(l) => l.parse().map_err(|_| ApiError::BadRequest(format!("invalid limit {l:?}")))?,
+        None => 0,
+    };
+    let after = call.param("continue").map(decode_continue).transpose()?;
+    let namespace = if kind.namespaced { objects.namespace.as_deref() } else { Some("") };
+    let resource = kind.resource();
+    let (rv, rows) = api
+        .store
+        .list(&call.cluster, &resource, namespace, after.as_ref().map(|(n, m)| (n.as_str(), m.as_str())))
+        .await?;
+    let mut items: Vec<Row> = Vec::new();
+    let mut more = false;
+    for row in rows {
+        if !fields.matches(&row.namespace, &row.name) || !labels.matches(&parse_labels(&row.labels)) {
+            continue;
+        }
+        if limit > 0 && items.len() == limit {
+            more = true;
+            break;
+        }
+        items.push(row);
+    }
+    let next = if more { items.last().map(encode_continue) } else { None };
+    if call.table {
+        let parsed: Result<Vec<Value>, _> = items.iter().map(|r| serde_json::from_str(&r.body)).collect();
+        let parsed = parsed.map_err(|e| ApiError::internal("a stored object is not JSON", e))?;
+        let mut t = table::table(kind, &parsed, &rv.to_string());
+        if let Some(next) = next {
+            t["metadata"]["continue"] = json!(next);
+        }
+        return Ok(respond(200, &t));
+    }
+    // NB: the stored bodies are spliced in as they are: no parse, no re-serialisation.
+    let mut body = String::with_capacity(128 + items.iter().map(|r| r.body.len() + 1).sum::<usize>());
+    body.push_str(&format!(
+        r#"{{"apiVersion":"{}","kind":"{}List","metadata":{{"resourceVersion":"{rv}""#,
+        kind.api_version(),
+        kind.kind
+    ));
+    if let Some(next) = next {
+        body.push_str(&format!(r#","continue":"{next}""#));
+    }
+    body.push_str(r#"},"items":["#);
+    for (i, row) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&row.body);
+    }
+    body.push_str("]}");
+    Ok(Response::builder()
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(axum::body::Body::from(body))
+        .unwrap_or_default())
+}
+
+/// POST: create, with `generateName`, admission, and 409 when the name is taken.
+pub async fn create(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    refuse_dry_run(call)?;
+    let kind = objects.kind;
+    let obj = call.json()?;
+    check_type(kind, &obj)?;
+    let namespace = namespace_of(objects, &obj)?;
+    if kind.namespaced {
+        let ns_key = Key { cluster: &call.cluster, resource: "namespaces", namespace: "", name: &namespace };
+        if api.store.get(&ns_key).await?.is_none() {
+            return Err(ApiError::NotFound { kind: "namespaces".into(), name: namespace });
+        }
+    }
+    let named = object::meta_str(&obj, "name").filter(|n| !n.is_empty()).map(str::to_string);
+    let prefix = object::meta_str(&obj, "generateName").filter(|n| !n.is_empty()).map(str::to_string);
+    let resource = kind.resource();
+    for _attempt in 0..8 {
+        let name = match (&named, &prefix) {
+            (Some(n), _) => n.clone(),
+            (None, Some(p)) => format!("{p}{}", random_suffix()),
+            (None, None) => {
+                return Err(ApiError::Invalid {
+                    kind: kind.kind.into(),
+                    name: String::new(),
+                    causes: vec![("metadata.name".into(), "name or generateName is required".into())],
+                });
+            }
+        };
+        check_name(kind, &name)?;
+        let mut new = obj.clone();
+        prepare_new(kind, &mut new, &namespace, &name);
+        admit(api, call, objects, Operation::Create, Some(&new), None).await?;
+        let written = api
+            .store
+            .write(&key(call, &resource, &namespace, &name), |current| match current {
+                Some(_) => Err(ApiError::AlreadyExists { kind: resource.clone(), name: name.clone() }),
+                None => Ok(Change::Put(new)),
+            })
+            .await;
+        match written {
+            Err(ApiError::AlreadyExists { .. }) if named.is_none() => continue,
+            Err(e) => return Err(e),
+            Ok(w) => return Ok(respond(201, &w.object)),
+        }
+    }
+    Err(ApiError::AlreadyExists { kind: resource, name: "(generated names collided)".into() })
+}
+
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5).map(|_| char::from(ALPHABET[rand::random_range(0..ALPHABET.len())])).collect()
+}
+
+fn refuse_dry_run(call: &Call) -> Result<(), ApiError> {
+    if call.param("dryRun").is_some() {
+        return Err(ApiError::BadRequest("dryRun is not supported by the embedded API".into()));
+    }
+    Ok(())
+}
+
+/// The object an update leads to, from the current one and what the client sent.
+fn updated(kind: &Kind, status_only: bool, current: &Value, incoming: Value) -> Value {
+    if status_only {
+        let mut next = current.clone();
+        next["status"] = incoming["status"].clone();
+        return next;
+    }
+    let mut next = incoming;
+    fold_string_data(kind, &mut next);
+    if kind.status {
+        next["status"] = current["status"].clone();
+        if next["status"].is_null()
+            && let Some(m) = next.as_object_mut()
+        {
+            m.remove("status");
+        }
+    }
+    let spec_changed = object::without_meta_and_status(&next) != object::without_meta_and_status(current);
+    let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + i64::from(spec_changed);
+    if let Some(meta) = object::metadata(&mut next) {
+        for kept in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"]
+        {
+            match current["metadata"].get(kept) {
+                Some(v) => meta.insert(kept.into(), v.clone()),
+                None => meta.remove(kept),
+            };
+        }
+        meta.insert("generation".into(), json!(generation));
+        meta.remove("managedFields");
+    }
+    next
+}
+
+/// Shared by PUT and PATCH: compute, admit, and compare-and-swap on the resourceVersion seen.
+/// `precondition` is the resourceVersion the client asked for, if any (a mismatch is a 409);
+/// without one, a concurrent write is retried on the fresh object.
+async fn update(
+    api: &Api,
+    call: &Call,
+    objects: &Objects,
+    next_of: impl Fn(&Value) -> Result<(Value, Option<i64>), ApiError>,
+) -> Result<Response, ApiError> {
+    refuse_dry_run(call)?;
+    let kind = objects.kind;
+    let name = objects.name.clone().unwrap_or_default();
+    let ns = objects.namespace.clone().unwrap_or_default();
+    let resource = kind.resource();
+    let key = key(call, &resource, &ns, &name);
+    for _attempt in 0..16 {
+        let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
+        let seen = object::resource_version(&current);
+        let (incoming, precondition) = next_of(&current)?;
+        check_type(kind, &incoming)?;
+        for (field, want) in [("name", name.as_str()), ("namespace", ns.as_str())] {
+            if let Some(got) = object::meta_str(&incoming, field)
+                && !got.is_empty()
+                && got != want
+            {
+                return Err(ApiError::BadRequest(format!(
+                    "metadata.{field} {got:?} does not match the request ({want:?})"
+                )));
+            }
+        }
+        if precondition.is_some_and(|p| Some(p) != seen) {
+            return Err(conflict(kind, &name));
+        }
+        let next = updated(kind, objects.status, &current, incoming);
+        admit(api, call, objects, Operation::Update, Some(&next), Some(&current)).await?;
+        let gone = object::meta_str(&next, "deletionTimestamp").is_some() && object::finalizers(&next).is_empty();
+        let result = api
+            .store
+            .write(&key, |now| {
+                let now = now.ok_or_else(|| not_found(kind, &name))?;
+                if object::resource_version(&now) != seen {
+                    return Err(conflict(kind, &name));
+                }
+                Ok(if gone { Change::Delete } else { Change::Put(next) })
+            })
+            .await;
+        match result {
+            Err(ApiError::Conflict(_)) if precondition.is_none() => continue,
+            Err(e) => return Err(e),
+            Ok(w) => return Ok(respond(200, &w.object)),
+        }
+    }
+    Err(conflict(kind, &name))
+}
+
+/// PUT: replace (or replace the status), compare-and-swap on `metadata.resourceVersion`.
+pub async fn replace(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    let incoming = call.json()?;
+    check_type(objects.kind, &incoming)?;
+    let precondition = object::meta_str(&incoming, "resourceVersion")
+        .filter(|v| !v.is_empty())
+        .map(|v| v.parse::<i64>().map_err(|_| ApiError::BadRequest(format!("invalid resourceVersion {v:?}"))))
+        .transpose()?;
+    update(api, call, objects, |_| Ok((incoming.clone(), precondition))).await
+}
+
+/// PATCH: JSON merge patch (strategic merge is read as merge) and JSON patch.
+pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    let media = call.content_type.split(';').next().unwrap_or("").trim();
+    let json_patch = match media {
+        "application/merge-patch+json" | "application/strategic-merge-patch+json" => false,
+        "application/json-patch+json" => true,
+        "application/apply-patch+yaml" => {
+            return Err(ApiError::UnsupportedMediaType(
+                "server-side apply is not supported by the embedded API; use a merge patch or replace".into(),
+            ));
+        }
+        other => return Err(ApiError::UnsupportedMediaType(format!("unsupported patch type {other:?}"))),
+    };
+    let patch: Value = call.json()?;
+    let ops: Option<json_patch::Patch> = if json_patch {
+        Some(
+            serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::BadRequest(format!("not a JSON patch: {e}")))?,
+        )
+    } else {
+        None
+    };
+    // NB: a merge patch that carries a resourceVersion makes it a precondition, as in Kubernetes.
+    let precondition = patch.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str);
+    let precondition: Option<i64> = precondition.and_then(|v| v.parse().ok());
+    update(api, call, objects, |current| {
+        let mut doc = current.clone();
+        match &ops {
+            Some(ops) => json_patch::patch(&mut doc, ops).map_err(|e| ApiError::Invalid {
+                kind: objects.kind.kind.into(),
+                name: objects.name.clone().unwrap_or_default(),
+                causes: vec![("patch".into(), e.to_string())],
+            })?,
+            None => json_patch::merge(&mut doc, &patch),
+        }
+        Ok((doc, precondition))
+    })
+    .await
+}
+
+/// DELETE: immediate, or marked with `deletionTimestamp` while finalizers remain.
+pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
+    refuse_dry_run(call)?;
+    let kind = objects.kind;
+    let name = objects.name.clone().unwrap_or_default();
+    let ns = objects.namespace.clone().unwrap_or_default();
+    let options: Value = if call.body.is_empty() { json!({}) } else { call.json()? };
+    let want_rv = options["preconditions"]["resourceVersion"].as_str().and_then(|v| v.parse::<i64>().ok());
+    let want_uid = options["preconditions"]["uid"].as_str().map(str::to_string);
+    let resource = kind.resource();
+    let key = key(call, &resource, &ns, &name);
+    if kind.plural == "namespaces"
+        && kind.group.is_empty()
+        && api.store.namespace_has_objects(&call.cluster, &name).await?
+    {
+        return Err(ApiError::Conflict(format!("namespace {name} is not empty; delete its objects first")));
+    }
+    for _attempt in 0..16 {
+        let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
+        let seen = object::resource_version(&current);
+        if want_rv.is_some_and(|rv| Some(rv) != seen)
+            || want_uid.as_deref().is_some_and(|u| Some(u) != object::meta_str(&current, "uid"))
+        {
+            return Err(ApiError::Conflict(format!("Precondition failed for {resource} {name:?}")));
+        }
+        admit(api, call, objects, Operation::Delete, None, Some(&current)).await?;
+        let result = api
+            .store
+            .write(&key, |now| {
+                let mut now = now.ok_or_else(|| not_found(kind, &name))?;
+                if object::resource_version(&now) != seen {
+                    return Err(conflict(kind, &name));
+                }
+                if object::finalizers(&now).is_empty() {
+                    return Ok(Change::Delete);
+                }
+                if let Some(meta) = object::metadata(&mut now)
+                    && !meta.contains_key("deletionTimestamp")
+                {
+                    meta.insert("deletionTimestamp".into(), json!(self::now()));
+                    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+                }
+                Ok(Change::Put(now))
+            })
+            .await;
+        match result {
+            Err(ApiError::Conflict(_)) => continue,
+            Err(e) => return Err(e),
+            Ok(w) => return Ok(respond(200, &w.object)),
+        }
+    }
+    Err(conflict(kind, &name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::resources::find;
+
+    #[test]
+    fn updates_keep_server_fields_and_count_spec_changes() {
+        let kind = find("ebcpaas.io", "v1", "lbtickets", true).expect("kind");
+        let current = json!({"apiVersion": "ebcpaas.io/v1", "kind": "Lbticket",
+            "metadata": {"name": "t", "uid": "u1", "creationTimestamp": "2026-01-01T00:00:00Z", "generation": 2, "resourceVersion": "5"},
+            "spec": {"namespace": "a"}, "status": {"phase": "Enabled"}});
+        let mut incoming = current.clone();
+        incoming["metadata"]["uid"] = json!("forged");
+        incoming["status"] = json!({"phase": "Deleted"});
+        let same = updated(kind, false, &current, incoming.clone());
+        assert_eq!(same["metadata"]["uid"], "u1");
+        assert_eq!(same["status"]["phase"], "Enabled", "a write to the object ignores status");
+        assert_eq!(same["metadata"]["generation"], 2, "no spec change, same generation");
+        incoming["spec"]["namespace"] = json!("b");
+        assert_eq!(updated(kind, false, &current, incoming.clone())["metadata"]["generation"], 3);
+        let status = updated(kind, true, &current, incoming);
+        assert_eq!(status["status"]["phase"], "Deleted");
+        assert_eq!(status["spec"]["namespace"], "a", "a write to /status ignores the spec");
+    }
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let row = Row { namespace: "team-a".into(), name: "x.y".into(), labels: "{}".into(), body: "{}".into() };
+        assert_eq!(decode_continue(&encode_continue(&row)).expect("valid"), ("team-a".into(), "x.y".into()));
+        assert!(decode_continue("zz").is_err());
+    }
+
+    #[test]
+    fn secrets_fold_string_data() {
+        let kind = find("", "v1", "secrets", false).expect("kind");
+        let mut s = json!({"stringData": {"token": "abc"}});
+        fold_string_data(kind, &mut s);
+        assert_eq!(s["data"]["token"], "YWJj");
+        assert!(s.get("stringData").is_none());
+    }
+}

@@ -1,0 +1,380 @@
+//! Objects of the embedded API in SQL: one resourceVersion sequence and one event log per
+//! cluster. Writes are serialised in this process (so resourceVersions follow commit order)
+//! and announced on an in-process feed that watches follow; the event log lets a watch resume.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use app::ssr::db::Db;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
+
+use super::object;
+use super::status::ApiError;
+
+/// Where an object lives.
+#[derive(Clone, Copy, Debug)]
+pub struct Key<'a> {
+    pub cluster: &'a str,
+    /// `plural` or `plural.group`.
+    pub resource: &'a str,
+    /// `""` for cluster-scoped objects.
+    pub namespace: &'a str,
+    pub name: &'a str,
+}
+
+/// What a write does to the current object.
+#[derive(Debug)]
+pub enum Change {
+    /// Store this object (created or replaced).
+    Put(Value),
+    /// Remove the object.
+    Delete,
+}
+
+/// The kind of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+
+    fn parse(s: &str) -> EventType {
+        match s {
+            "ADDED" => EventType::Added,
+            "DELETED" => EventType::Deleted,
+            _ => EventType::Modified,
+        }
+    }
+}
+
+/// One entry of a cluster's event log.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub rv: i64,
+    pub resource: String,
+    pub namespace: String,
+    pub name: String,
+    pub type_: EventType,
+    pub labels: BTreeMap<String, String>,
+    /// Labels before a modification, so a selector watch can tell an object left it.
+    pub prev_labels: BTreeMap<String, String>,
+    pub body: Arc<str>,
+}
+
+/// A stored object as listed.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub namespace: String,
+    pub name: String,
+    pub labels: String,
+    pub body: String,
+}
+
+/// The result of a write.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// The object as stored (or as it was when deleted).
+    pub object: Value,
+    /// `None` when the write changed nothing (no new resourceVersion, no event).
+    pub event: Option<EventType>,
+}
+
+/// The SQL store of every simulated cluster.
+pub struct Store {
+    db: Db,
+    write: tokio::sync::Mutex<()>,
+    feeds: Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>,
+    /// How many events each cluster's log keeps; older resourceVersions answer 410 Gone.
+    history: i64,
+}
+
+fn labels_text(labels: &BTreeMap<String, String>) -> String {
+    serde_json::to_string(labels).unwrap_or_else(|_| "{}".into())
+}
+
+/// Parses a labels column.
+pub fn parse_labels(text: &str) -> BTreeMap<String, String> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+impl Store {
+    pub fn new(db: Db, history: i64) -> Store {
+        Store { db, write: tokio::sync::Mutex::new(()), feeds: Mutex::new(HashMap::new()), history: history.max(1) }
+    }
+
+    /// The database (for the health check and the benchmarks' direct baseline).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Creates a cluster if it does not exist.
+    pub async fn ensure_cluster(&self, name: &str) -> Result<(), ApiError> {
+        sqlx::query(
+            "INSERT INTO k8s_clusters (name, last_rv, compacted) VALUES ($1, 0, 0) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .execute(&self.db.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Whether a cluster exists.
+    pub async fn has_cluster(&self, name: &str) -> Result<bool, ApiError> {
+        let row: Option<(i64,)> = sqlx::query_as("SELECT last_rv FROM k8s_clusters WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.db.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// The latest resourceVersion of a cluster, and the newest one compacted away.
+    pub async fn versions(&self, cluster: &str) -> Result<(i64, i64), ApiError> {
+        let row: Option<(i64, i64)> = sqlx::query_as("SELECT last_rv, compacted FROM k8s_clusters WHERE name = $1")
+            .bind(cluster)
+            .fetch_optional(&self.db.pool)
+            .await?;
+        row.ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: cluster.into() })
+    }
+
+    /// One object.
+    pub async fn get(&self, key: &Key<'_>) -> Result<Option<Value>, ApiError> {
+        let row: Option<(String,)> = sqlx::query_as(
+            "SELECT body FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
+        )
+        .bind(key.cluster)
+        .bind(key.resource)
+        .bind(key.namespace)
+        .bind(key.name)
+        .fetch_optional(&self.db.pool)
+        .await?;
+        row.map(|(body,)| serde_json::from_str(&body).map_err(|e| ApiError::internal("a stored object is not JSON", e)))
+            .transpose()
+    }
+
+    /// Objects of a resource in (cluster, namespace or all), ordered by (namespace, name),
+    /// starting after `after`; with the cluster's resourceVersion read before the rows.
+    pub async fn list(
+        &self,
+        cluster: &str,
+        resource: &str,
+        namespace: Option<&str>,
+        after: Option<(&str, &str)>,
+    ) -> Result<(i64, Vec<Row>), ApiError> {
+        // NB: the version is read first: a write landing in between is listed and replayed
+        // by a watch from this version, never lost.
+        let (rv, _) = self.versions(cluster).await?;
+        let (after_ns, after_name) = after.unwrap_or(("", ""));
+        let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+            "SELECT namespace, name, labels, body FROM k8s_objects \
+             WHERE cluster = $1 AND resource = $2 AND ($3 = '*' OR namespace = $3) \
+             AND (namespace > $4 OR (namespace = $4 AND name > $5)) \
+             ORDER BY namespace, name",
+        )
+        .bind(cluster)
+        .bind(resource)
+        .bind(namespace.unwrap_or("*"))
+        .bind(after_ns)
+        .bind(after_name)
+        .fetch_all(&self.db.pool)
+        .await?;
+        Ok((
+            rv,
+            rows.into_iter().map(|(namespace, name, labels, body)| Row { namespace, name, labels, body }).collect(),
+        ))
+    }
+
+    /// Whether any object of `resource` is left in a namespace.
+    pub async fn namespace_has_objects(&self, cluster: &str, namespace: &str) -> Result<bool, ApiError> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT name FROM k8s_objects WHERE cluster = $1 AND namespace = $2 LIMIT 1")
+                .bind(cluster)
+                .bind(namespace)
+                .fetch_optional(&self.db.pool)
+                .await?;
+        Ok(row.is_some())
+    }
+
+    /// Reads the current object, lets `decide` choose the change, and applies it atomically
+    /// with a new resourceVersion and an event. A `Put` equal to the current object (but for
+    /// its resourceVersion) changes nothing and makes no event.
+    pub async fn write(
+        &self,
+        key: &Key<'_>,
+        decide: impl FnOnce(Option<Value>) -> Result<Change, ApiError>,
+    ) -> Result<Written, ApiError> {
+        let _serialised = self.write.lock().await;
+        let current = self.get(key).await?;
+        let prev_labels = current.as_ref().map(object::labels).unwrap_or_default();
+        let change = decide(current.clone())?;
+        let (mut object, type_) = match (change, current) {
+            (Change::Put(new), Some(cur)) if object::same_but_version(&new, &cur) => {
+                return Ok(Written { object: cur, event: None });
+            }
+            (Change::Put(new), None) => (new, EventType::Added),
+            (Change::Put(new), Some(_)) => (new, EventType::Modified),
+            (Change::Delete, Some(cur)) => (cur, EventType::Deleted),
+            (Change::Delete, None) => {
+                return Err(ApiError::NotFound { kind: key.resource.into(), name: key.name.into() });
+            }
+        };
+        let mut tx = self.db.pool.begin().await?;
+        let (last, compacted): (i64, i64) =
+            sqlx::query_as("SELECT last_rv, compacted FROM k8s_clusters WHERE name = $1")
+                .bind(key.cluster)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: key.cluster.into() })?;
+        let rv = last + 1;
+        object::set_resource_version(&mut object, rv);
+        let labels = object::labels(&object);
+        let body = object.to_string();
+        if type_ == EventType::Deleted {
+            sqlx::query(
+                "DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
+            )
+            .bind(key.cluster)
+            .bind(key.resource)
+            .bind(key.namespace)
+            .bind(key.name)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            sqlx::query(
+                "INSERT INTO k8s_objects (cluster, resource, namespace, name, rv, labels, body) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (cluster, resource, namespace, name) DO UPDATE SET rv = excluded.rv, labels = excluded.labels, body = excluded.body",
+            )
+            .bind(key.cluster)
+            .bind(key.resource)
+            .bind(key.namespace)
+            .bind(key.name)
+            .bind(rv)
+            .bind(labels_text(&labels))
+            .bind(&body)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query(
+            "INSERT INTO k8s_events (cluster, rv, resource, namespace, name, type, labels, prev_labels, body) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(key.cluster)
+        .bind(rv)
+        .bind(key.resource)
+        .bind(key.namespace)
+        .bind(key.name)
+        .bind(type_.as_str())
+        .bind(labels_text(&labels))
+        .bind(labels_text(&prev_labels))
+        .bind(&body)
+        .execute(&mut *tx)
+        .await?;
+        let floor = rv - self.history;
+        let compacted = if floor > compacted && rv % 64 == 0 {
+            sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
+                .bind(key.cluster)
+                .bind(floor)
+                .execute(&mut *tx)
+                .await?;
+            floor
+        } else {
+            compacted
+        };
+        sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
+            .bind(key.cluster)
+            .bind(rv)
+            .bind(compacted)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let event = Arc::new(Event {
+            rv,
+            resource: key.resource.into(),
+            namespace: key.namespace.into(),
+            name: key.name.into(),
+            type_,
+            labels,
+            prev_labels,
+            body: body.into(),
+        });
+        // NB: sent while still serialised, so every watcher sees events in resourceVersion order.
+        if let Some(feed) = self.feeds.lock().ok().and_then(|f| f.get(key.cluster).cloned()) {
+            let _ = feed.send(event);
+        }
+        Ok(Written { object, event: Some(type_) })
+    }
+
+    /// The live feed of a cluster's events.
+    pub fn subscribe(&self, cluster: &str) -> broadcast::Receiver<Arc<Event>> {
+        let mut feeds = self.feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        feeds.entry(cluster.to_string()).or_insert_with(|| broadcast::channel(8192).0).subscribe()
+    }
+
+    /// Logged events of `resource` after `since`; `Gone` when the log no longer reaches back.
+    pub async fn events_since(&self, cluster: &str, resource: &str, since: i64) -> Result<Vec<Event>, ApiError> {
+        let (_, compacted) = self.versions(cluster).await?;
+        if since < compacted {
+            return Err(ApiError::Gone(format!("too old resource version: {since} ({compacted})")));
+        }
+        let rows: Vec<(i64, String, String, String, String, String, String)> = sqlx::query_as(
+            "SELECT rv, namespace, name, type, labels, prev_labels, body FROM k8s_events \
+             WHERE cluster = $1 AND resource = $2 AND rv > $3 ORDER BY rv",
+        )
+        .bind(cluster)
+        .bind(resource)
+        .bind(since)
+        .fetch_all(&self.db.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(rv, namespace, name, t, labels, prev, body)| Event {
+                rv,
+                resource: resource.to_string(),
+                namespace,
+                name,
+                type_: EventType::parse(&t),
+                labels: parse_labels(&labels),
+                prev_labels: parse_labels(&prev),
+                body: body.into(),
+            })
+            .collect())
+    }
+
+    /// Registers a bearer token for `username` (stored as a digest).
+    pub async fn add_token(&self, token: &str, username: &str, now: i64) -> Result<(), ApiError> {
+        sqlx::query(
+            "INSERT INTO api_tokens (digest, username, created_at) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING",
+        )
+        .bind(digest(token))
+        .bind(username)
+        .bind(now)
+        .execute(&self.db.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The user a bearer token belongs to.
+    pub async fn token_user(&self, token: &str) -> Result<Option<String>, ApiError> {
+        let row: Option<(String,)> = sqlx::query_as("SELECT username FROM api_tokens WHERE digest = $1")
+            .bind(digest(token))
+            .fetch_optional(&self.db.pool)
+            .await?;
+        Ok(row.map(|(u,)| u))
+    }
+}
+
+/// SHA-256 hex digest of a token: the database never holds a usable token.
+fn digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,108 @@
+//! Embedded mode: the simulated clusters in lbdesk's own database, their demo content, the
+//! admin token, and the clients that reach them over HTTP like any real cluster.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use app::ssr::db::Db;
+use serde_json::{Value, json};
+
+use crate::admission::Admission;
+use crate::api::resources::{Kind, find};
+use crate::api::store::{Change, Key, Store};
+use crate::api::{Api, prepare_new};
+
+/// The setting holding the admin token of the embedded API (needed by `lbdesk kubeconfig`).
+const ADMIN_TOKEN: &str = "embedded_admin_token";
+
+/// Every simulated cluster and its namespaces; member namespaces hold demo Services.
+pub const CLUSTERS: [(&str, &[&str]); 3] = [
+    ("mgmt", &["default", "lbdesk-system"]),
+    ("acp-region01", &["default", "team-a", "team-b", "kube-system"]),
+    ("acp-region02", &["default", "team-b", "kube-system"]),
+];
+
+/// Demo Services of every member namespace: (name, ports).
+const SERVICES: [(&str, &[u16]); 6] = [
+    ("web-v1", &[8080, 8443]),
+    ("web-v2", &[8080, 8443]),
+    ("api", &[8080]),
+    ("api-canary", &[8080]),
+    ("ssh-gw", &[2222]),
+    ("dns", &[8053]),
+];
+
+/// The embedded API, ready to serve.
+pub struct Embedded {
+    pub api: Arc<Api>,
+    pub token: String,
+    pub clusters: Vec<String>,
+}
+
+/// The admin token (created on first start).
+pub async fn admin_token(db: &Db) -> anyhow::Result<Option<String>> {
+    db.setting(ADMIN_TOKEN).await.context("could not read the admin token")
+}
+
+/// Opens the store, creates the clusters, the admin token and the demo content (idempotent).
+pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>) -> anyhow::Result<Embedded> {
+    let store = Store::new(db.clone(), history);
+    let token = match admin_token(db).await? {
+        Some(t) => t,
+        None => {
+            let t: String = (0..32).map(|_| format!("{:02x}", rand::random::<u8>())).collect();
+            db.set_setting(ADMIN_TOKEN, &t).await?;
+            t
+        }
+    };
+    store.add_token(&token, "admin", time::OffsetDateTime::now_utc().unix_timestamp()).await?;
+    let mut clusters = Vec::new();
+    for (name, namespaces) in CLUSTERS {
+        let name = if name == "mgmt" { mgmt } else { name };
+        store.ensure_cluster(name).await?;
+        for ns in namespaces.iter() {
+            seed(
+                &store,
+                name,
+                kind("namespaces")?,
+                "",
+                ns,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+            )
+            .await?;
+            if name == mgmt || *ns == "kube-system" {
+                continue;
+            }
+            for (svc, ports) in SERVICES {
+                let ports: Vec<Value> = ports
+                    .iter()
+                    .map(|p| json!({"name": format!("p{p}"), "port": p, "protocol": "TCP", "targetPort": p}))
+                    .collect();
+                let body = json!({
+                    "apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": svc, "namespace": ns, "labels": {"app": svc}},
+                    "spec": {"type": "ClusterIP", "selector": {"app": svc}, "ports": ports},
+                });
+                seed(&store, name, kind("services")?, ns, svc, body).await?;
+            }
+        }
+        clusters.push(name.to_string());
+    }
+    Ok(Embedded { api: Arc::new(Api { store, mgmt: mgmt.to_string(), admission }), token, clusters })
+}
+
+fn kind(plural: &str) -> anyhow::Result<&'static Kind> {
+    find("", "v1", plural, true).with_context(|| format!("the embedded API serves no {plural}"))
+}
+
+/// Creates an object unless it exists.
+async fn seed(store: &Store, cluster: &str, kind: &Kind, ns: &str, name: &str, mut body: Value) -> anyhow::Result<()> {
+    let resource = kind.resource();
+    let key = Key { cluster, resource: &resource, namespace: ns, name };
+    if store.get(&key).await?.is_some() {
+        return Ok(());
+    }
+    prepare_new(kind, &mut body, ns, name);
+    store.write(&key, |_| Ok(Change::Put(body))).await?;
+    Ok(())
+}

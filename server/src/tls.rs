@@ -1,0 +1,72 @@
+//! The embedded API is served over HTTPS: kubectl sends a bearer token only over TLS. A CA
+//! is made on first start and kept in the database (so kubeconfigs stay valid across
+//! restarts); the server certificate is signed by it on every start, for the names in use.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use app::ssr::db::Db;
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
+
+const CA_CERT: &str = "embedded_ca_cert";
+const CA_KEY: &str = "embedded_ca_key";
+
+/// The CA (trusted by kubeconfigs) and this start's server certificate and key, as PEM.
+pub struct Pki {
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// The stored CA certificate, once a server has started.
+pub async fn ca_pem(db: &Db) -> anyhow::Result<Option<String>> {
+    db.setting(CA_CERT).await.context("could not read the CA")
+}
+
+fn ca_params() -> anyhow::Result<CertificateParams> {
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, "lbdesk embedded API CA");
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    Ok(params)
+}
+
+/// The stored CA (created when missing), and a server certificate for `localhost`, the
+/// loopback addresses and `extra`.
+pub async fn load_or_create(db: &Db, extra: &[IpAddr]) -> anyhow::Result<Pki> {
+    let (ca_pem, ca_key) = match (db.setting(CA_CERT).await?, db.setting(CA_KEY).await?) {
+        (Some(cert), Some(key)) => (cert, KeyPair::from_pem(&key).context("the stored CA key is unreadable")?),
+        _ => {
+            let key = KeyPair::generate()?;
+            let cert = ca_params()?.self_signed(&key)?;
+            db.set_setting(CA_KEY, &key.serialize_pem()).await?;
+            db.set_setting(CA_CERT, &cert.pem()).await?;
+            (cert.pem(), key)
+        }
+    };
+    let issuer = Issuer::new(ca_params()?, ca_key);
+    let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
+    params.distinguished_name.push(DnType::CommonName, "lbdesk embedded API");
+    let mut ips: Vec<IpAddr> = vec!["127.0.0.1".parse()?, "::1".parse()?];
+    ips.extend(extra.iter().filter(|ip| !ip.is_unspecified()));
+    params.subject_alt_names.extend(ips.into_iter().map(SanType::IpAddress));
+    let key = KeyPair::generate()?;
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok(Pki { ca_pem, cert_pem: cert.pem(), key_pem: key.serialize_pem() })
+}
+
+/// A rustls server configuration (ring provider) for the certificate.
+pub fn server_config(pki: &Pki) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_slice(pki.cert_pem.as_bytes()).context("the server certificate")?];
+    let key = PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).context("the server key")?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .context("the server certificate does not match its key")?;
+    Ok(Arc::new(config))
+}

@@ -1,0 +1,105 @@
+//! kubectl against `lbdesk kubeconfig`'s embedded API: apply, printer columns, label, delete,
+//! and the admission message on a denied create.
+
+use std::process::Command;
+
+use app::domain::crd::Lbticket;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+
+use crate::helpers::{Backend, Lbdesk, spawn_lbdesk};
+
+struct Kubectl {
+    kubeconfig: std::path::PathBuf,
+    cache: tempfile::TempDir,
+}
+
+impl Kubectl {
+    fn new(lbdesk: &Lbdesk, dir: &tempfile::TempDir) -> Kubectl {
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, serde_yaml::to_string(&lbdesk.kubeconfig).expect("yaml")).expect("write");
+        Kubectl { kubeconfig, cache: tempfile::tempdir().expect("cache dir") }
+    }
+
+    /// Runs kubectl; (success, stdout, stderr).
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        use std::io::Write;
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(self.cache.path()).args(args);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("kubectl is installed (`cargo xtask test` installs it)");
+        if let Some(input) = stdin {
+            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("kubectl runs");
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    }
+}
+
+fn seed_objects() -> String {
+    std::fs::read_to_string(format!("{}/tests/it/testdata/render-seed.yaml", env!("CARGO_MANIFEST_DIR")))
+        .expect("fixture")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = Kubectl::new(&lbdesk, &dir);
+    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
+    assert!(ok, "{err}");
+    for created in
+        ["loadbalancer.ebcpaas.io/demo created", "lbticket.ebcpaas.io/test created", "lbrule.ebcpaas.io/smpl created"]
+    {
+        assert!(out.contains(created), "{out}");
+    }
+    // The reconciler's part, done by hand: the status shows in the printer columns.
+    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    let status = json!({"status": {"phase": "Enabled", "veip": "20.1.0.10", "ltmip": "10.0.0.10"}});
+    tickets.patch_status("test", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
+    let (ok, out, err) = k.run(&["get", "lbtickets"], None);
+    assert!(ok, "{err}");
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "PHASE", "VEIP", "LTMIP", "LOADBALANCER", "AGE"]);
+    let row: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(&row[..5], ["test", "Enabled", "20.1.0.10", "10.0.0.10", "demo"]);
+
+    let (ok, _, err) = k.run(&["label", "lbticket", "test", "team=a"], None);
+    assert!(ok, "{err}");
+    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=a", "-o", "name"], None);
+    assert!(ok && out.trim() == "lbticket.ebcpaas.io/test", "{out}");
+    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=b", "-o", "name"], None);
+    assert!(ok && out.trim().is_empty(), "{out}");
+
+    let (ok, out, err) = k.run(&["delete", "lbrule", "smpl"], None);
+    assert!(ok && out.contains("deleted"), "{err}");
+    let (ok, _, err) = k.run(&["get", "lbrule", "smpl"], None);
+    assert!(!ok && err.contains("NotFound"), "{err}");
+    let (ok, out, _) = k.run(&["--context", "acp-region01", "get", "services", "-n", "team-a", "-o", "name"], None);
+    assert!(ok && out.contains("service/web-v1"), "member clusters are contexts too: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_create_shows_the_admission_message() {
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = Kubectl::new(&lbdesk, &dir);
+    let bad = "apiVersion: ebcpaas.io/v1\nkind: Lbticket\nmetadata: {name: bad}\nspec: {loadbalancer: demo, namespace: default, lbtype: banana}\n";
+    let (ok, _, err) = k.run(&["apply", "-f", "-"], Some(bad));
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "admission webhook \"validate.lbdesk.ebcpaas.io\" denied the request: spec.lbtype: unknown variant `banana`"
+        ),
+        "{err}"
+    );
+    let bad_ip = bad.replace("lbtype: banana", "veip: 20.1.0.999");
+    let (ok, _, err) = k.run(&["create", "-f", "-"], Some(&bad_ip));
+    assert!(!ok && err.contains("veip: \"20.1.0.999\" is not an IP address"), "{err}");
+    let (_, out, _) = k.run(&["get", "lbtickets", "-o", "name"], None);
+    assert!(out.trim().is_empty(), "nothing was stored: {out}");
+}

@@ -1,0 +1,96 @@
+//! kube-runtime's watcher and reflector against the embedded API: after 1,000 mixed writes and
+//! a forced 410 (the watch falls further behind than the event log reaches), the reflector's
+//! store equals the listed state.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::{reflector, watcher};
+use serde_json::json;
+
+use crate::helpers::{Backend, Options, spawn_lbdesk_with};
+use crate::on_both_databases;
+
+on_both_databases!(the_reflector_converges_after_a_thousand_writes_and_a_forced_410);
+
+/// Deterministic mixed writes: create when absent, otherwise patch (most often) or delete.
+async fn churn(cms: &Api<ConfigMap>, from: u64, count: u64, live: &mut std::collections::BTreeSet<String>) {
+    let mut x = from.wrapping_mul(2654435761) | 1;
+    for i in from..from + count {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let name = format!("cm-{}", x % 120);
+        if !live.contains(&name) {
+            let cm = ConfigMap {
+                metadata: ObjectMeta { name: Some(name.clone()), ..Default::default() },
+                ..Default::default()
+            };
+            cms.create(&PostParams::default(), &cm).await.expect("create");
+            live.insert(name);
+        } else if x.is_multiple_of(5) {
+            cms.delete(&name, &DeleteParams::default()).await.expect("delete");
+            live.remove(&name);
+        } else {
+            let patch = Patch::Merge(json!({"data": {"i": i.to_string()}}));
+            cms.patch(&name, &PatchParams::default(), &patch).await.expect("patch");
+        }
+    }
+}
+
+async fn the_reflector_converges_after_a_thousand_writes_and_a_forced_410(backend: Backend) {
+    let lbdesk = spawn_lbdesk_with(backend, Options { watch_history: 50, ..Default::default() }).await;
+    let cms: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "team-a");
+    let (reader, writer) = reflector::store::<ConfigMap>();
+    // Short watches, so the watcher resumes often and can fall out of the event log.
+    let stream = reflector(writer, watcher(cms.clone(), watcher::Config::default().timeout(1)));
+    let (inits, paused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let (counting, holding) = (inits.clone(), paused.clone());
+    let driver = tokio::spawn(async move {
+        let mut stream = stream.boxed();
+        while let Some(event) = stream.next().await {
+            if let Ok(watcher::Event::Init) = event {
+                counting.fetch_add(1, Ordering::SeqCst);
+            }
+            while holding.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    });
+    reader.wait_until_ready().await.expect("the first list");
+    let mut live = std::collections::BTreeSet::new();
+    churn(&cms, 0, 300, &mut live).await;
+    // Hold the watcher while 700 more writes happen: its watch times out far behind the log.
+    paused.store(true, Ordering::SeqCst);
+    churn(&cms, 300, 700, &mut live).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    paused.store(false, Ordering::SeqCst);
+
+    let want = |list: &[ConfigMap]| -> Vec<(String, Option<String>)> {
+        let mut v: Vec<_> = list
+            .iter()
+            .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.data.as_ref().and_then(|d| d.get("i").cloned())))
+            .collect();
+        v.sort();
+        v
+    };
+    let listed = want(&cms.list(&ListParams::default()).await.expect("list").items);
+    assert_eq!(listed.len(), live.len(), "the API holds what was written");
+    let converged = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let cached: Vec<ConfigMap> = reader.state().iter().map(|c| (**c).clone()).collect();
+            if want(&cached) == listed {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    driver.abort();
+    assert!(converged.is_ok(), "the reflector's store converges to the listed state");
+    assert!(inits.load(Ordering::SeqCst) >= 2, "the 410 made the watcher list again");
+}
