@@ -91,10 +91,24 @@ pub struct Written {
     pub event: Option<EventType>,
 }
 
+/// The resourceVersions of a cluster: the last handed out, the newest dropped from the log.
+#[derive(Clone, Copy, Debug, Default)]
+struct Versions {
+    last: i64,
+    compacted: i64,
+}
+
 /// The SQL store of every simulated cluster.
+///
+/// NB: one process serves the embedded API (it hands out resourceVersions under its own
+/// lock), so the versions and the accepted tokens are kept in memory once read.
 pub struct Store {
     db: Db,
-    write: tokio::sync::Mutex<()>,
+    /// Serialises writes; holds the clusters' versions.
+    write: tokio::sync::Mutex<HashMap<String, Versions>>,
+    /// A copy of the versions for readers (lists, watches), updated after each commit.
+    versions: Mutex<HashMap<String, Versions>>,
+    tokens: Mutex<HashMap<String, String>>,
     feeds: Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>,
     /// How many events each cluster's log keeps; older resourceVersions answer 410 Gone.
     history: i64,
@@ -111,7 +125,37 @@ pub fn parse_labels(text: &str) -> BTreeMap<String, String> {
 
 impl Store {
     pub fn new(db: Db, history: i64) -> Store {
-        Store { db, write: tokio::sync::Mutex::new(()), feeds: Mutex::new(HashMap::new()), history: history.max(1) }
+        Store {
+            db,
+            write: tokio::sync::Mutex::new(HashMap::new()),
+            versions: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
+            feeds: Mutex::new(HashMap::new()),
+            history: history.max(1),
+        }
+    }
+
+    /// Reads a cluster's versions from the database: the stored ones, raised to the newest
+    /// version any event or object carries (they are written in the same transaction).
+    async fn load_versions(&self, cluster: &str) -> Result<Option<Versions>, ApiError> {
+        let row: Option<(i64, i64)> = sqlx::query_as("SELECT last_rv, compacted FROM k8s_clusters WHERE name = $1")
+            .bind(cluster)
+            .fetch_optional(&self.db.pool)
+            .await?;
+        let Some((last, compacted)) = row else { return Ok(None) };
+        let (events,): (Option<i64>,) = sqlx::query_as("SELECT MAX(rv) FROM k8s_events WHERE cluster = $1")
+            .bind(cluster)
+            .fetch_one(&self.db.pool)
+            .await?;
+        let (objects,): (Option<i64>,) = sqlx::query_as("SELECT MAX(rv) FROM k8s_objects WHERE cluster = $1")
+            .bind(cluster)
+            .fetch_one(&self.db.pool)
+            .await?;
+        Ok(Some(Versions { last: last.max(events.unwrap_or(0)).max(objects.unwrap_or(0)), compacted }))
+    }
+
+    fn cached(&self, cluster: &str) -> Option<Versions> {
+        self.versions.lock().ok().and_then(|v| v.get(cluster).copied())
     }
 
     /// The database (for the health check and the benchmarks' direct baseline).
@@ -132,20 +176,22 @@ impl Store {
 
     /// Whether a cluster exists.
     pub async fn has_cluster(&self, name: &str) -> Result<bool, ApiError> {
-        let row: Option<(i64,)> = sqlx::query_as("SELECT last_rv FROM k8s_clusters WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.db.pool)
-            .await?;
-        Ok(row.is_some())
+        Ok(self.versions(name).await.is_ok())
     }
 
     /// The latest resourceVersion of a cluster, and the newest one compacted away.
     pub async fn versions(&self, cluster: &str) -> Result<(i64, i64), ApiError> {
-        let row: Option<(i64, i64)> = sqlx::query_as("SELECT last_rv, compacted FROM k8s_clusters WHERE name = $1")
-            .bind(cluster)
-            .fetch_optional(&self.db.pool)
-            .await?;
-        row.ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: cluster.into() })
+        if let Some(v) = self.cached(cluster) {
+            return Ok((v.last, v.compacted));
+        }
+        let v = self
+            .load_versions(cluster)
+            .await?
+            .ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: cluster.into() })?;
+        if let Ok(mut cache) = self.versions.lock() {
+            cache.entry(cluster.to_string()).or_insert(v);
+        }
+        Ok((v.last, v.compacted))
     }
 
     /// One object.
@@ -214,7 +260,14 @@ impl Store {
         key: &Key<'_>,
         decide: impl FnOnce(Option<Value>) -> Result<Change, ApiError>,
     ) -> Result<Written, ApiError> {
-        let _serialised = self.write.lock().await;
+        let mut serialised = self.write.lock().await;
+        let versions = match serialised.get(key.cluster) {
+            Some(v) => *v,
+            None => self
+                .load_versions(key.cluster)
+                .await?
+                .ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: key.cluster.into() })?,
+        };
         let current = self.get(key).await?;
         let prev_labels = current.as_ref().map(object::labels).unwrap_or_default();
         let change = decide(current.clone())?;
@@ -230,13 +283,7 @@ impl Store {
             }
         };
         let mut tx = self.db.pool.begin().await?;
-        let (last, compacted): (i64, i64) =
-            sqlx::query_as("SELECT last_rv, compacted FROM k8s_clusters WHERE name = $1")
-                .bind(key.cluster)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or_else(|| ApiError::NotFound { kind: "cluster".into(), name: key.cluster.into() })?;
-        let rv = last + 1;
+        let rv = versions.last + 1;
         object::set_resource_version(&mut object, rv);
         let labels = object::labels(&object);
         let body = object.to_string();
@@ -281,23 +328,28 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let floor = rv - self.history;
-        let compacted = if floor > compacted && rv % 64 == 0 {
+        let mut next = Versions { last: rv, compacted: versions.compacted };
+        // NB: the last version needs no write of its own: the event carries it. The row is
+        // updated when the log is compacted, which must be durable.
+        if floor > versions.compacted && rv % 64 == 0 {
             sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
                 .bind(key.cluster)
                 .bind(floor)
                 .execute(&mut *tx)
                 .await?;
-            floor
-        } else {
-            compacted
-        };
-        sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
-            .bind(key.cluster)
-            .bind(rv)
-            .bind(compacted)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
+                .bind(key.cluster)
+                .bind(rv)
+                .bind(floor)
+                .execute(&mut *tx)
+                .await?;
+            next.compacted = floor;
+        }
         tx.commit().await?;
+        serialised.insert(key.cluster.to_string(), next);
+        if let Ok(mut cache) = self.versions.lock() {
+            cache.insert(key.cluster.to_string(), next);
+        }
         let event = Arc::new(Event {
             rv,
             resource: key.resource.into(),
@@ -366,10 +418,17 @@ impl Store {
 
     /// The user a bearer token belongs to.
     pub async fn token_user(&self, token: &str) -> Result<Option<String>, ApiError> {
+        let digest = digest(token);
+        if let Some(user) = self.tokens.lock().ok().and_then(|t| t.get(&digest).cloned()) {
+            return Ok(Some(user));
+        }
         let row: Option<(String,)> = sqlx::query_as("SELECT username FROM api_tokens WHERE digest = $1")
-            .bind(digest(token))
+            .bind(&digest)
             .fetch_optional(&self.db.pool)
             .await?;
+        if let (Some((user,)), Ok(mut cache)) = (&row, self.tokens.lock()) {
+            cache.insert(digest, user.clone());
+        }
         Ok(row.map(|(u,)| u))
     }
 }

@@ -279,3 +279,28 @@ async fn conformance_against_a_real_cluster() {
     let prefix = format!("lbdesk-conf-{:x}", rand::random::<u32>());
     run_all(&Target { client, stranger, namespace: "default".into(), prefix }).await;
 }
+
+on_both_databases!(resource_versions_keep_rising_across_a_restart);
+
+/// A new process on the same database continues the sequence (the versions are recovered
+/// from the stored events and objects).
+async fn resource_versions_keep_rising_across_a_restart(backend: Backend) {
+    use server::api::store::{Change, Key, Store};
+    let test_db = crate::helpers::TestDb::new(backend).await;
+    let db = test_db.connect().await;
+    async fn write(store: &Store, name: &str) -> i64 {
+        let key = Key { cluster: "c", resource: "configmaps", namespace: "default", name };
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let written = store.write(&key, |_| Ok(Change::Put(obj))).await.expect("write");
+        written.object["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse::<i64>().ok()).expect("rv")
+    }
+    let first = Store::new(db.clone(), 10);
+    first.ensure_cluster("c").await.expect("cluster");
+    let mut last = 0;
+    for name in ["a", "b", "c", "d"] {
+        last = write(&first, name).await;
+    }
+    drop(first);
+    let again = Store::new(db, 10);
+    assert!(write(&again, "e").await > last, "no resourceVersion is handed out twice");
+}
