@@ -36,7 +36,7 @@ fn ticket(i: usize) -> Lbticket {
             ..Default::default()
         },
     );
-    let project = if i % 2 == 0 { "project-a" } else { "project-b" };
+    let project = if i.is_multiple_of(2) { "project-a" } else { "project-b" };
     t.metadata.labels = Some([("ebcpaas.io/project".to_string(), project.to_string())].into());
     t
 }
@@ -61,6 +61,11 @@ async fn main() {
         kubeconfig: None,
         mgmt_cluster: "mgmt".into(),
         watch_history: 100_000,
+        driver_url: None,
+        driver_sim_config: None,
+        driver_timeout: 10,
+        ensure_interval: 300,
+        no_reconciler: true,
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");

@@ -36,6 +36,14 @@ enum Command {
     ResetDemoPasswords(StoreArgs),
     /// Print a kubeconfig for the embedded API of the server running with these settings.
     Kubeconfig(KubeconfigArgs),
+    /// Serve the network-policy driver simulator.
+    DriverSim {
+        #[arg(long, env = "LBDESK_DRIVER_SIM_LISTEN", default_value = "127.0.0.1:7070")]
+        listen: SocketAddr,
+        /// Behaviour file (YAML or JSON).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 /// Where the state lives.
@@ -115,6 +123,21 @@ pub struct ServeArgs {
     /// Events each embedded cluster keeps for watches to resume from; older versions get 410.
     #[arg(long, env = "LBDESK_WATCH_HISTORY", default_value_t = 10_000)]
     pub watch_history: i64,
+    /// The network-policy driver; embedded mode runs the simulator in-process when absent.
+    #[arg(long, env = "LBDESK_DRIVER_URL")]
+    pub driver_url: Option<String>,
+    /// The embedded simulator's behaviour file (see the README); a demo behaviour when absent.
+    #[arg(long, env = "LBDESK_DRIVER_SIM_CONFIG")]
+    pub driver_sim_config: Option<PathBuf>,
+    /// Seconds each driver call may take (1–60).
+    #[arg(long, env = "LBDESK_DRIVER_TIMEOUT", default_value_t = 10)]
+    pub driver_timeout: u64,
+    /// Seconds between full reconciles that repair drift (generated objects edited by hand).
+    #[arg(long, env = "LBDESK_ENSURE_INTERVAL", default_value_t = 300)]
+    pub ensure_interval: u64,
+    /// Serve without the reconciler (another process runs it).
+    #[arg(long, env = "LBDESK_NO_RECONCILER")]
+    pub no_reconciler: bool,
 }
 
 impl Cli {
@@ -126,6 +149,7 @@ impl Cli {
             Some(Command::Render { files }) => crate::render::run(&files),
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
             Some(Command::Kubeconfig(args)) => crate::serve::print_kubeconfig(&args).await,
+            Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,
         }
     }
 }

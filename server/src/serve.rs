@@ -32,6 +32,13 @@ pub struct Server {
     pub api_addr: Option<SocketAddr>,
     /// The embedded API's kubeconfig, in embedded mode.
     pub kubeconfig: Option<serde_json::Value>,
+    pub clusters: Clusters,
+    pub driver: crate::driver::DriverClient,
+    /// Where the network-policy driver is.
+    pub driver_url: String,
+    /// The in-process driver simulator (embedded mode without a driver URL) and its listener.
+    simulator: Option<(crate::driver::sim::Simulator, tokio::net::TcpListener)>,
+    reconciler: Option<crate::reconciler::Config>,
     /// The address it is bound to.
     pub addr: SocketAddr,
     /// The address users reach it at.
@@ -39,6 +46,13 @@ pub struct Server {
     /// The demo logins to print.
     pub logins: Logins,
     pub db: Db,
+}
+
+impl Server {
+    /// The in-process driver simulator, if one runs.
+    pub fn simulator(&self) -> Option<crate::driver::sim::Simulator> {
+        self.simulator.as_ref().map(|(s, _)| s.clone())
+    }
 }
 
 impl Server {
@@ -88,7 +102,29 @@ impl Server {
             tracing::warn!(site_root = %args.site_root.display(), "no built site here: pages load without scripts and styles (run the README's build)");
         }
         let secure_cookies = args.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
-        let state = AppState { leptos_options, db: db.clone(), clusters };
+        // The network-policy driver: the configured one, or the simulator in-process (embedded).
+        let (driver_url, simulator) = match (&args.driver_url, args.mode) {
+            (Some(url), _) => (url.clone(), None),
+            (None, Mode::Embedded) => {
+                let behaviour = match &args.driver_sim_config {
+                    Some(path) => crate::driver::sim::Behaviour::read(path)?,
+                    None => crate::driver::sim::Behaviour::demo(),
+                };
+                let sim_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .context("could not start the driver simulator")?;
+                let url = format!("http://{}", sim_listener.local_addr()?);
+                (url, Some((crate::driver::sim::Simulator::new(behaviour), sim_listener)))
+            }
+            (None, Mode::Cluster) => anyhow::bail!("cluster mode needs --driver-url (or LBDESK_DRIVER_URL)"),
+        };
+        let driver =
+            crate::driver::DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
+        let reconciler = (!args.no_reconciler).then(|| crate::reconciler::Config {
+            ensure_every: std::time::Duration::from_secs(args.ensure_interval.max(1)),
+            crash_after: None,
+        });
+        let state = AppState { leptos_options, db: db.clone(), clusters: clusters.clone() };
         let router = crate::web::router(state, secure_cookies)
             .route("/admission/validate", axum::routing::post(crate::admission::endpoint).with_state(admission));
         let api_addr = api.as_ref().and_then(|a| a.listener.local_addr().ok());
@@ -103,6 +139,11 @@ impl Server {
             url: args.public_url.clone().unwrap_or_else(|| format!("http://{local}")),
             logins,
             db,
+            clusters,
+            driver,
+            driver_url,
+            simulator,
+            reconciler,
         })
     }
 
@@ -118,6 +159,9 @@ impl Server {
                 }
             }
         });
+        let simulator = self.simulator.map(|(sim, listener)| tokio::spawn(sim.serve(listener)));
+        let reconciler =
+            self.reconciler.map(|config| crate::reconciler::start(self.clusters.clone(), self.driver.clone(), config));
         let handle = axum_server::Handle::new();
         let api = match self.api {
             Some(api) => {
@@ -135,6 +179,12 @@ impl Server {
             .await
             .context("the server failed");
         sweeper.abort();
+        if let Some(r) = reconciler {
+            r.task.abort();
+        }
+        if let Some(sim) = simulator {
+            sim.abort();
+        }
         if let Some(api) = api {
             api.await.context("the embedded API stopped")?.context("the embedded API failed")?;
         }

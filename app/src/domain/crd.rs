@@ -99,7 +99,7 @@ pub struct LoadbalancerSpec {
 }
 
 /// State of one allocated address pair.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BondState {
     /// Allocated, network policy not yet approved.

@@ -421,16 +421,30 @@ pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response
     update(api, call, objects, |current| {
         let mut doc = current.clone();
         match &ops {
-            Some(ops) => json_patch::patch(&mut doc, ops).map_err(|e| ApiError::Invalid {
-                kind: objects.kind.kind.into(),
-                name: objects.name.clone().unwrap_or_default(),
-                causes: vec![("patch".into(), e.to_string())],
-            })?,
+            Some(ops) => {
+                json_patch::patch(&mut doc, &absent_tests_pass(current, ops)).map_err(|e| ApiError::Invalid {
+                    kind: objects.kind.kind.into(),
+                    name: objects.name.clone().unwrap_or_default(),
+                    causes: vec![("patch".into(), e.to_string())],
+                })?
+            }
             None => json_patch::merge(&mut doc, &patch),
         }
         Ok((doc, precondition))
     })
     .await
+}
+
+/// As in Kubernetes, a `test` of `null` passes on a missing path (kube-rs adds its first
+/// finalizer so); the patch crate alone would refuse it.
+fn absent_tests_pass(doc: &Value, ops: &json_patch::Patch) -> json_patch::Patch {
+    json_patch::Patch(
+        ops.0
+            .iter()
+            .filter(|op| !matches!(op, json_patch::PatchOperation::Test(t) if t.value.is_null() && doc.pointer(t.path.as_str()).is_none()))
+            .cloned()
+            .collect(),
+    )
 }
 
 /// DELETE: immediate, or marked with `deletionTimestamp` while finalizers remain.

@@ -25,7 +25,7 @@ use http::{HeaderMap, Method, header};
 use serde_json::Value;
 
 use crate::admission::Admission;
-pub use handlers::prepare_new;
+pub use handlers::{now, prepare_new};
 use resources::Kind;
 use status::ApiError;
 use store::Store;

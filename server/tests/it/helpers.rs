@@ -73,6 +73,10 @@ pub struct Lbdesk {
     pub db: Db,
     /// The kubeconfig of its embedded API (admin token, CA).
     pub kubeconfig: serde_json::Value,
+    /// The in-process driver simulator.
+    pub simulator: server::driver::sim::Simulator,
+    pub clusters: app::ssr::clusters::Clusters,
+    pub driver: server::driver::DriverClient,
     _db: TestDb,
 }
 
@@ -102,11 +106,24 @@ pub struct Options {
     pub public_url: Option<String>,
     /// Events kept per cluster for watches (older resourceVersions get 410).
     pub watch_history: i64,
+    /// The in-process driver simulator's behaviour (default: answers at once).
+    pub driver: server::driver::sim::Behaviour,
+    pub driver_timeout: u64,
+    pub ensure_interval: u64,
+    /// Run the reconciler inside lbdesk (tests of the reconciler itself start their own).
+    pub reconciler: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { public_url: None, watch_history: 10_000 }
+        Options {
+            public_url: None,
+            watch_history: 10_000,
+            driver: Default::default(),
+            driver_timeout: 2,
+            ensure_interval: 300,
+            reconciler: true,
+        }
     }
 }
 
@@ -118,6 +135,9 @@ pub async fn spawn_lbdesk(backend: Backend) -> Lbdesk {
 /// Starts lbdesk with `options`.
 pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
     let test_db = TestDb::new(backend).await;
+    let sim_config = test_db.dir.path().join("driver-sim.json");
+    std::fs::write(&sim_config, serde_json::to_string(&options.driver).expect("behaviour"))
+        .expect("write the simulator's behaviour");
     let args = ServeArgs {
         listen: "127.0.0.1:0".parse().expect("address"),
         store: StoreArgs { data_dir: test_db.dir.path().to_path_buf(), database_url: Some(test_db.url.clone()) },
@@ -129,14 +149,21 @@ pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
         kubeconfig: None,
         mgmt_cluster: "mgmt".into(),
         watch_history: options.watch_history,
+        driver_url: None,
+        driver_sim_config: Some(sim_config),
+        driver_timeout: options.driver_timeout,
+        ensure_interval: options.ensure_interval,
+        no_reconciler: !options.reconciler,
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     // NB: the public URL is what users see; the test talks to the bound port.
     let url = format!("http://{}", server.addr);
     let db = server.db.clone();
     let kubeconfig = server.kubeconfig.clone().expect("embedded mode");
+    let simulator = server.simulator().expect("the simulator runs in-process");
+    let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
     tokio::spawn(server.run_until(std::future::pending()));
-    Lbdesk { url, db, kubeconfig, _db: test_db }
+    Lbdesk { url, db, kubeconfig, simulator, clusters, driver, _db: test_db }
 }
 
 /// An HTTP client that keeps cookies and does not follow redirects.

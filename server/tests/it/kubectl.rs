@@ -7,7 +7,7 @@ use app::domain::crd::Lbticket;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk, spawn_lbdesk_with};
 
 struct Kubectl {
     kubeconfig: std::path::PathBuf,
@@ -46,7 +46,8 @@ fn seed_objects() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    // Without the reconciler: the test writes the status itself.
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
     let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));

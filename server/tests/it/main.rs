@@ -5,6 +5,7 @@ mod api_input;
 mod conformance;
 mod helpers;
 mod kubectl;
+mod reconcile;
 mod reflector;
 mod render;
 mod web;

@@ -1,0 +1,178 @@
+//! The network-policy driver contract (DESIGN §6, after the LBCF webhooks): `POST <url>/<hook>`
+//! with `recordID` (stable across retries of one operation) and `retryID` (new per attempt);
+//! answers `Succ`, `Fail` or `Running` with `minRetryDelayInSeconds`. The driver never retries:
+//! lbdesk does, and anything that is not the contract is a retry, never a crash.
+
+pub mod sim;
+
+use std::time::Duration;
+
+use app::domain::crd::DriverState;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The hooks lbdesk calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Hook {
+    #[serde(rename = "requestNetworkPolicy")]
+    RequestNetworkPolicy,
+    #[serde(rename = "revokeNetworkPolicy")]
+    RevokeNetworkPolicy,
+}
+
+impl Hook {
+    pub fn path(self) -> &'static str {
+        match self {
+            Hook::RequestNetworkPolicy => "requestNetworkPolicy",
+            Hook::RevokeNetworkPolicy => "revokeNetworkPolicy",
+        }
+    }
+}
+
+/// What a hook is asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverRequest {
+    #[serde(rename = "recordID")]
+    pub record_id: String,
+    #[serde(rename = "retryID")]
+    pub retry_id: String,
+    /// The ticket the policy is for.
+    pub ticket: String,
+    pub loadbalancer: String,
+    pub cluster: String,
+    pub namespace: String,
+    /// Tier-2 VE address.
+    pub veip: String,
+    /// Tier-1 LTM address.
+    pub ltmip: String,
+}
+
+/// A hook's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverAnswer {
+    pub status: DriverState,
+    #[serde(default)]
+    pub msg: String,
+    /// LBCF sends this as a string; numbers are accepted too.
+    #[serde(
+        default,
+        rename = "minRetryDelayInSeconds",
+        alias = "minRetryDelayinSeconds",
+        deserialize_with = "seconds"
+    )]
+    pub min_retry_delay: u64,
+}
+
+fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u64),
+        Text(String),
+    }
+    match Either::deserialize(d)? {
+        Either::Number(n) => Ok(n),
+        Either::Text(t) if t.trim().is_empty() => Ok(0),
+        Either::Text(t) => t.trim().parse().map_err(serde::de::Error::custom),
+    }
+}
+
+/// Why a call did not produce an answer (each one is retried with backoff).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DriverError {
+    #[error("the network-policy driver did not answer {hook} within {seconds} s")]
+    Timeout { hook: &'static str, seconds: u64 },
+    #[error("the network-policy driver could not be reached for {hook}: {reason}")]
+    Unreachable { hook: &'static str, reason: String },
+    #[error("the network-policy driver answered {hook} with HTTP {code}")]
+    Status { hook: &'static str, code: u16 },
+    #[error("the network-policy driver's answer to {hook} is not the contract: {reason}")]
+    Invalid { hook: &'static str, reason: String },
+}
+
+/// Per-hook timeouts, each 1–60 s.
+#[derive(Clone, Debug)]
+pub struct Timeouts {
+    pub request: Duration,
+    pub revoke: Duration,
+}
+
+impl Timeouts {
+    /// The same timeout for every hook, clamped to 1–60 s.
+    pub fn uniform(seconds: u64) -> Timeouts {
+        let d = Duration::from_secs(seconds.clamp(1, 60));
+        Timeouts { request: d, revoke: d }
+    }
+
+    fn of(&self, hook: Hook) -> Duration {
+        match hook {
+            Hook::RequestNetworkPolicy => self.request,
+            Hook::RevokeNetworkPolicy => self.revoke,
+        }
+    }
+}
+
+/// The HTTP client of the driver.
+#[derive(Clone, Debug)]
+pub struct DriverClient {
+    http: reqwest::Client,
+    url: String,
+    timeouts: Timeouts,
+}
+
+impl DriverClient {
+    pub fn new(url: &str, timeouts: Timeouts) -> anyhow::Result<DriverClient> {
+        let http = reqwest::Client::builder().build()?;
+        Ok(DriverClient { http, url: url.trim_end_matches('/').to_string(), timeouts })
+    }
+
+    /// Calls `hook` once (a new retryID); the caller retries.
+    pub async fn call(&self, hook: Hook, mut request: DriverRequest) -> Result<DriverAnswer, DriverError> {
+        request.retry_id = uuid::Uuid::new_v4().to_string();
+        let timeout = self.timeouts.of(hook);
+        let name = hook.path();
+        let sent = self.http.post(format!("{}/{name}", self.url)).json(&request).timeout(timeout).send().await;
+        let response = sent.map_err(|e| {
+            if e.is_timeout() {
+                DriverError::Timeout { hook: name, seconds: timeout.as_secs() }
+            } else {
+                DriverError::Unreachable { hook: name, reason: e.to_string() }
+            }
+        })?;
+        let code = response.status();
+        if !code.is_success() {
+            return Err(DriverError::Status { hook: name, code: code.as_u16() });
+        }
+        let body = response.bytes().await.map_err(|e| {
+            if e.is_timeout() {
+                DriverError::Timeout { hook: name, seconds: timeout.as_secs() }
+            } else {
+                DriverError::Unreachable { hook: name, reason: e.to_string() }
+            }
+        })?;
+        serde_json::from_slice(&body).map_err(|e| DriverError::Invalid { hook: name, reason: e.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_read_the_lbcf_shapes() {
+        let a: DriverAnswer =
+            serde_json::from_str(r#"{"status":"Running","msg":"","minRetryDelayinSeconds":"3"}"#).expect("LBCF");
+        assert_eq!((a.status, a.min_retry_delay), (DriverState::Running, 3));
+        let b: DriverAnswer = serde_json::from_str(r#"{"status":"Succ","minRetryDelayInSeconds":0}"#).expect("number");
+        assert_eq!(b.status, DriverState::Succ);
+        assert!(serde_json::from_str::<DriverAnswer>(r#"{"status":"Maybe"}"#).is_err());
+        assert!(serde_json::from_str::<DriverAnswer>(r#"{"status":"Fail","minRetryDelayInSeconds":"soon"}"#).is_err());
+    }
+
+    #[test]
+    fn timeouts_stay_within_one_and_sixty_seconds() {
+        assert_eq!(Timeouts::uniform(0).request, Duration::from_secs(1));
+        assert_eq!(Timeouts::uniform(600).revoke, Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,335 @@
+//! The driver simulator: the contract over HTTP, idempotent per `recordID`, with configurable
+//! behaviour (a `Running` period, refusals by CIDR or ticket name) and injectable faults.
+//! `lbdesk driver-sim --listen ADDR [--config FILE]`; embedded mode runs one in-process.
+//!
+//! `GET /_calls` lists every call received; `PUT /_behaviour` replaces the behaviour (tests use
+//! both to inject faults and count calls).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use app::domain::crd::DriverState;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use http::StatusCode;
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use super::{DriverAnswer, DriverRequest, Hook};
+
+/// A refusal rule: requests matching it answer `Fail` with `message`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Deny {
+    /// Refuse when the VE or LTM address lies in this CIDR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cidr: Option<String>,
+    /// Refuse when the ticket name matches this regular expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_pattern: Option<String>,
+    pub message: String,
+}
+
+/// A fault every call gets while set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fault {
+    /// HTTP 503.
+    Unavailable,
+    /// A 200 whose body is not JSON.
+    Garbage,
+    /// Never answers (the caller's timeout fires).
+    Hang,
+}
+
+/// What the simulator does (the file `--config` reads, YAML or JSON).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Behaviour {
+    /// Seconds a request answers `Running` after its first call, before `Succ`.
+    #[serde(default)]
+    pub running_seconds: u64,
+    /// The `minRetryDelayInSeconds` sent with `Running`.
+    #[serde(default = "one")]
+    pub min_retry_delay_seconds: u64,
+    #[serde(default)]
+    pub deny: Vec<Deny>,
+    /// Added to every answer.
+    #[serde(default)]
+    pub delay_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour { running_seconds: 0, min_retry_delay_seconds: 1, deny: Vec::new(), delay_ms: 0, fault: None }
+    }
+}
+
+impl Behaviour {
+    /// What embedded mode does without a file: a short `Running` period, so the screens show
+    /// Requested, and one refused range, so a refusal can be seen.
+    pub fn demo() -> Behaviour {
+        Behaviour {
+            running_seconds: 2,
+            deny: vec![Deny {
+                cidr: Some("20.1.250.0/24".into()),
+                ticket_pattern: None,
+                message: "Network policy denied: 20.1.250.0/24 is reserved for the payment zone".into(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// Reads a behaviour file; a bad file is an error naming the field.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<Behaviour> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("could not read {}: {e}", path.display()))?;
+        let behaviour: Behaviour = serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text))
+            .map_err(|e| anyhow::anyhow!("{}: {}: {}", path.display(), e.path(), e.inner()))?;
+        behaviour.check()?;
+        Ok(behaviour)
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        for (i, rule) in self.deny.iter().enumerate() {
+            if let Some(cidr) = &rule.cidr {
+                cidr.parse::<IpNet>().map_err(|_| anyhow::anyhow!("deny[{i}].cidr: {cidr:?} is not a CIDR"))?;
+            }
+            if let Some(p) = &rule.ticket_pattern {
+                regex_lite::Regex::new(p).map_err(|e| anyhow::anyhow!("deny[{i}].ticketPattern: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn refusal(&self, req: &DriverRequest) -> Option<String> {
+        self.deny.iter().find_map(|rule| {
+            let by_cidr = rule.cidr.as_deref().and_then(|c| c.parse::<IpNet>().ok()).is_some_and(|net| {
+                [&req.veip, &req.ltmip].iter().any(|a| a.parse::<IpAddr>().is_ok_and(|ip| net.contains(&ip)))
+            });
+            let by_name = rule
+                .ticket_pattern
+                .as_deref()
+                .and_then(|p| regex_lite::Regex::new(p).ok())
+                .is_some_and(|re| re.is_match(&req.ticket));
+            (by_cidr || by_name).then(|| rule.message.clone())
+        })
+    }
+}
+
+/// One call received.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Call {
+    pub hook: Hook,
+    #[serde(rename = "recordID")]
+    pub record_id: String,
+    #[serde(rename = "retryID")]
+    pub retry_id: String,
+    pub ticket: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    behaviour: Behaviour,
+    /// recordID → when first seen, and the final answer once given.
+    records: HashMap<String, (Instant, Option<DriverAnswer>)>,
+    calls: Vec<Call>,
+}
+
+/// The simulator's state.
+#[derive(Clone, Default)]
+pub struct Simulator(Arc<Mutex<Inner>>);
+
+impl Simulator {
+    pub fn new(behaviour: Behaviour) -> Simulator {
+        Simulator(Arc::new(Mutex::new(Inner { behaviour, ..Default::default() })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The answer to a call, idempotent per recordID.
+    fn answer(&self, hook: Hook, req: &DriverRequest) -> DriverAnswer {
+        let mut inner = self.lock();
+        let behaviour = inner.behaviour.clone();
+        let (first_seen, decided) =
+            inner.records.entry(req.record_id.clone()).or_insert((Instant::now(), None)).clone();
+        if let Some(answer) = decided {
+            return answer;
+        }
+        let answer = match hook {
+            // Revoking what does not exist succeeds, as does repeating a succeeded revoke.
+            Hook::RevokeNetworkPolicy => {
+                DriverAnswer { status: DriverState::Succ, msg: String::new(), min_retry_delay: 0 }
+            }
+            Hook::RequestNetworkPolicy => match behaviour.refusal(req) {
+                Some(message) => DriverAnswer { status: DriverState::Fail, msg: message, min_retry_delay: 0 },
+                None if first_seen.elapsed() < Duration::from_secs(behaviour.running_seconds) => DriverAnswer {
+                    status: DriverState::Running,
+                    msg: "the policy request is being processed".into(),
+                    min_retry_delay: behaviour.min_retry_delay_seconds,
+                },
+                None => DriverAnswer { status: DriverState::Succ, msg: String::new(), min_retry_delay: 0 },
+            },
+        };
+        if answer.status != DriverState::Running
+            && let Some(record) = inner.records.get_mut(&req.record_id)
+        {
+            record.1 = Some(answer.clone());
+        }
+        answer
+    }
+
+    async fn hook(&self, hook: Hook, req: DriverRequest) -> Response {
+        let (delay, fault) = {
+            let mut inner = self.lock();
+            inner.calls.push(Call {
+                hook,
+                record_id: req.record_id.clone(),
+                retry_id: req.retry_id.clone(),
+                ticket: req.ticket.clone(),
+            });
+            (inner.behaviour.delay_ms, inner.behaviour.fault)
+        };
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        match fault {
+            Some(Fault::Unavailable) => (StatusCode::SERVICE_UNAVAILABLE, "the network system is down").into_response(),
+            Some(Fault::Garbage) => (StatusCode::OK, "<html>proxy error</html>").into_response(),
+            Some(Fault::Hang) => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                StatusCode::GATEWAY_TIMEOUT.into_response()
+            }
+            None => Json(self.answer(hook, &req)).into_response(),
+        }
+    }
+
+    /// Every call received so far.
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().calls.clone()
+    }
+
+    /// Replaces the behaviour.
+    pub fn set_behaviour(&self, behaviour: Behaviour) {
+        self.lock().behaviour = behaviour;
+    }
+
+    /// The routes of the contract and of the test controls.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(
+                "/requestNetworkPolicy",
+                post(|State(s): State<Simulator>, Json(r): Json<DriverRequest>| async move {
+                    s.hook(Hook::RequestNetworkPolicy, r).await
+                }),
+            )
+            .route(
+                "/revokeNetworkPolicy",
+                post(|State(s): State<Simulator>, Json(r): Json<DriverRequest>| async move {
+                    s.hook(Hook::RevokeNetworkPolicy, r).await
+                }),
+            )
+            .route("/_calls", get(|State(s): State<Simulator>| async move { Json(s.calls()) }))
+            .route(
+                "/_behaviour",
+                get(|State(s): State<Simulator>| async move { Json(s.lock().behaviour.clone()) }).put(
+                    |State(s): State<Simulator>, Json(b): Json<Behaviour>| async move {
+                        match b.check() {
+                            Ok(()) => {
+                                s.set_behaviour(b);
+                                StatusCode::NO_CONTENT.into_response()
+                            }
+                            Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, e.to_string()).into_response(),
+                        }
+                    },
+                ),
+            )
+            .with_state(self.clone())
+    }
+
+    /// Serves on `listener` until the process ends.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+}
+
+/// `lbdesk driver-sim`.
+pub async fn run(listen: std::net::SocketAddr, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let behaviour = match config {
+        Some(path) => Behaviour::read(path)?,
+        None => Behaviour::default(),
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("could not listen on {listen}: {e}"))?;
+    println!("driver simulator on http://{}", listener.local_addr()?);
+    Simulator::new(behaviour).serve(listener).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(record: &str, ticket: &str, veip: &str) -> DriverRequest {
+        DriverRequest {
+            record_id: record.into(),
+            retry_id: "r".into(),
+            ticket: ticket.into(),
+            loadbalancer: "lb".into(),
+            cluster: "c".into(),
+            namespace: "ns".into(),
+            veip: veip.into(),
+            ltmip: "10.0.0.1".into(),
+        }
+    }
+
+    #[test]
+    fn answers_are_idempotent_and_follow_the_rules() {
+        let sim = Simulator::new(Behaviour {
+            deny: vec![
+                Deny { cidr: Some("20.1.0.128/25".into()), ticket_pattern: None, message: "CIDR denied".into() },
+                Deny { cidr: None, ticket_pattern: Some("^deny-".into()), message: "name denied".into() },
+            ],
+            ..Default::default()
+        });
+        let ok = sim.answer(Hook::RequestNetworkPolicy, &req("a", "t", "20.1.0.10"));
+        assert_eq!(ok.status, DriverState::Succ);
+        assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("b", "t", "20.1.0.200")).msg, "CIDR denied");
+        assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("c", "deny-me", "20.1.0.10")).msg, "name denied");
+        sim.set_behaviour(Behaviour { running_seconds: 60, ..Default::default() });
+        assert_eq!(
+            sim.answer(Hook::RequestNetworkPolicy, &req("a", "t", "20.1.0.10")).status,
+            DriverState::Succ,
+            "decided stays decided"
+        );
+        assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("d", "t", "20.1.0.10")).status, DriverState::Running);
+        assert_eq!(
+            sim.answer(Hook::RevokeNetworkPolicy, &req("never-seen", "t", "20.1.0.10")).status,
+            DriverState::Succ
+        );
+    }
+
+    #[test]
+    fn a_bad_behaviour_file_names_the_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sim.yaml");
+        std::fs::write(&path, "runningSeconds: 2\ndeny:\n- {cidr: 20.1.0.0/33, message: x}\n").expect("write");
+        assert!(Behaviour::read(&path).expect_err("bad CIDR").to_string().contains("deny[0].cidr"));
+        std::fs::write(&path, "runingSeconds: 2\n").expect("write");
+        assert!(Behaviour::read(&path).expect_err("typo").to_string().contains("runingSeconds"));
+        std::fs::write(&path, "runningSeconds: 2\nfault: garbage\n").expect("write");
+        assert_eq!(Behaviour::read(&path).expect("valid").fault, Some(Fault::Garbage));
+    }
+}

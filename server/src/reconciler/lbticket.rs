@@ -1,0 +1,305 @@
+//! The ticket lifecycle (DESIGN §3): Created → Requested → Enabled, Failed, Disabled, Deleted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::domain::crd::{
+    BondState, DesiredState, DriverState, Lbticket, LbticketStatus, Loadbalancer, Phase, PolicyStatus,
+};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use kube::{Api, ResourceExt};
+
+use super::status::{actor, set_condition, transition, write};
+use super::{Context, Error, FINALIZER, Result, Step, allocation, retry_after, tenant};
+use crate::driver::{DriverRequest, Hook};
+
+/// The reconciler's entry point for a ticket.
+pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Action> {
+    let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
+    let name = ticket.name_any();
+    let action = finalizer(&api, FINALIZER, ticket, |event| async {
+        match event {
+            Finalizer::Apply(t) => apply(&t, &ctx).await,
+            Finalizer::Cleanup(t) => cleanup(&t, &ctx).await.map(|_| Action::await_change()),
+        }
+    })
+    .await
+    .map_err(|e| match e {
+        kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => Error::Finalizer(other.to_string()),
+    })?;
+    ctx.succeeded(&name);
+    Ok(action)
+}
+
+/// After a failure: log, and retry with backoff.
+pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> Action {
+    retry_after(&ctx, &ticket.name_any(), error)
+}
+
+async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Loadbalancer>> {
+    Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?)
+}
+
+/// The record ID of the ticket's n-th policy request (stable across retries of that request).
+fn record_id(ticket: &Lbticket, attempt: u32) -> String {
+    format!("{}-{attempt}", ticket.uid().unwrap_or_else(|| ticket.name_any()))
+}
+
+fn attempt_of(record: &str) -> u32 {
+    record.rsplit('-').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+fn driver_request(ticket: &Lbticket, lb: &Loadbalancer, record: &str, veip: &str, ltmip: &str) -> DriverRequest {
+    DriverRequest {
+        record_id: record.into(),
+        retry_id: String::new(),
+        ticket: ticket.name_any(),
+        loadbalancer: lb.name_any(),
+        cluster: lb.spec.cluster.clone(),
+        namespace: ticket.spec.namespace.clone(),
+        veip: veip.into(),
+        ltmip: ltmip.into(),
+    }
+}
+
+async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
+    let mut status = ticket.status.clone().unwrap_or_default();
+    let by = actor(ticket);
+    if ticket.status.is_none() {
+        transition(&mut status, Phase::Created, "address requested", &by);
+        write(ctx, ticket, status).await?;
+        return Ok(Action::requeue(Duration::ZERO));
+    }
+    let Some(lb) = loadbalancer(ctx, &ticket.spec.loadbalancer).await? else {
+        if matches!(status.phase, Phase::Created | Phase::Requested) {
+            transition(
+                &mut status,
+                Phase::Failed,
+                &format!("load balancer {} does not exist", ticket.spec.loadbalancer),
+                "lbdesk",
+            );
+            write(ctx, ticket, status).await?;
+        }
+        return Ok(Action::requeue(ctx.config.ensure_every));
+    };
+    match (ticket.spec.state, status.phase) {
+        (_, Phase::Deleted) => Ok(Action::await_change()),
+        (DesiredState::Deleted, Phase::Disabled) => delete(ticket, ctx, &lb, status).await,
+        (DesiredState::Disabled, Phase::Enabled) => {
+            transition(&mut status, Phase::Disabled, "disabled: listeners withdrawn, addresses and policy kept", &by);
+            write(ctx, ticket, status).await?;
+            ctx.request_sync(&lb.spec.cluster);
+            Ok(Action::requeue(ctx.config.ensure_every))
+        }
+        (DesiredState::Active, Phase::Disabled) => {
+            transition(&mut status, Phase::Enabled, "enabled again", &by);
+            enabled(ticket, ctx, &lb, status).await
+        }
+        (DesiredState::Active, Phase::Failed) if edited(ticket, &status) => {
+            transition(&mut status, Phase::Created, "edited: requested again", &by);
+            write(ctx, ticket, status).await?;
+            Ok(Action::requeue(Duration::ZERO))
+        }
+        (DesiredState::Active, Phase::Created | Phase::Requested) => request(ticket, ctx, &lb, status).await,
+        (DesiredState::Active, Phase::Enabled) => enabled(ticket, ctx, &lb, status).await,
+        // Failed and not edited, or an intent this phase cannot take (admission refuses those).
+        _ => Ok(Action::requeue(ctx.config.ensure_every)),
+    }
+}
+
+fn edited(ticket: &Lbticket, status: &LbticketStatus) -> bool {
+    ticket.metadata.generation.is_some_and(|g| status.observed_generation.is_none_or(|o| g > o))
+}
+
+/// Whether the held pair is not what the ticket asks for now.
+fn moved(ticket: &Lbticket, status: &LbticketStatus) -> bool {
+    let differs = |wanted: &Option<String>, held: &Option<String>| {
+        wanted.as_deref().map(str::trim).filter(|w| !w.is_empty()).is_some_and(|w| Some(w) != held.as_deref())
+    };
+    differs(&ticket.spec.veip, &status.veip) || differs(&ticket.spec.ltmip, &status.ltmip)
+}
+
+/// Created or Requested: hold a pair, ask for the network policy, follow the answer.
+async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Action> {
+    let name = ticket.name_any();
+    if status.phase == Phase::Created && status.veip.is_some() && moved(ticket, &status) {
+        // An edit asked for other addresses: give the old pair back first.
+        allocation::release(ctx, &lb.name_any(), &name).await?;
+        let attempt = status.policy.as_ref().map(|p| attempt_of(&p.record_id)).unwrap_or(0) + 1;
+        status.veip = None;
+        status.ltmip = None;
+        status.policy = Some(PolicyStatus { record_id: record_id(ticket, attempt), state: None });
+        write(ctx, ticket, status).await?;
+        return Ok(Action::requeue(Duration::ZERO));
+    }
+    if status.veip.is_none() {
+        let pair =
+            allocation::allocate(ctx, &lb.name_any(), &name, ticket.spec.veip.as_deref(), ticket.spec.ltmip.as_deref())
+                .await?;
+        match pair {
+            Ok(pair) => {
+                status.veip = Some(pair.veip);
+                status.ltmip = Some(pair.ltmip);
+                if status.policy.is_none() {
+                    status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
+                }
+                status.message = String::new();
+                write(ctx, ticket, status).await?;
+                return Ok(Action::requeue(Duration::ZERO));
+            }
+            Err(reason) => {
+                transition(&mut status, Phase::Failed, &reason, "lbdesk");
+                write(ctx, ticket, status).await?;
+                return Ok(Action::requeue(ctx.config.ensure_every));
+            }
+        }
+    }
+    let record = match &status.policy {
+        Some(p) => p.record_id.clone(),
+        None => record_id(ticket, 1),
+    };
+    let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
+    let answer = ctx.driver.call(Hook::RequestNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
+    ctx.crash_point(Step::DriverRequest).await;
+    let answer = match answer {
+        Ok(a) => a,
+        Err(e) => {
+            // The last error shows on the ticket; the phase stays and the call is retried.
+            status.message = e.to_string();
+            set_condition(
+                &mut status.conditions,
+                "PolicyApproved",
+                false,
+                "DriverError",
+                &e.to_string(),
+                ticket.metadata.generation,
+            );
+            write(ctx, ticket, status).await?;
+            return Err(e.into());
+        }
+    };
+    status.policy = Some(PolicyStatus { record_id: record, state: Some(answer.status) });
+    match answer.status {
+        DriverState::Running => {
+            transition(&mut status, Phase::Requested, "network policy requested", "lbdesk");
+            set_condition(
+                &mut status.conditions,
+                "PolicyApproved",
+                false,
+                "Running",
+                &answer.msg,
+                ticket.metadata.generation,
+            );
+            write(ctx, ticket, status).await?;
+            Ok(Action::requeue(Duration::from_secs(answer.min_retry_delay.clamp(1, 300))))
+        }
+        DriverState::Fail => {
+            let message =
+                if answer.msg.is_empty() { "the network policy was refused".to_string() } else { answer.msg.clone() };
+            transition(&mut status, Phase::Failed, &message, "lbdesk");
+            set_condition(
+                &mut status.conditions,
+                "PolicyApproved",
+                false,
+                "Refused",
+                &message,
+                ticket.metadata.generation,
+            );
+            write(ctx, ticket, status).await?;
+            Ok(Action::requeue(ctx.config.ensure_every))
+        }
+        DriverState::Succ => {
+            transition(&mut status, Phase::Enabled, "network policy approved", "lbdesk");
+            set_condition(&mut status.conditions, "PolicyApproved", true, "Approved", "", ticket.metadata.generation);
+            enabled(ticket, ctx, lb, status).await
+        }
+    }
+}
+
+/// Enabled: the pair is bound; the cluster's syncer places the listeners (and reports on them).
+async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: LbticketStatus) -> Result<Action> {
+    let name = ticket.name_any();
+    let bound =
+        lb.status.as_ref().is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
+    if !bound {
+        allocation::mark(ctx, &lb.name_any(), &name, BondState::Bond).await?;
+    }
+    write(ctx, ticket, status).await?;
+    ctx.request_sync(&lb.spec.cluster);
+    Ok(Action::requeue(ctx.config.ensure_every))
+}
+
+/// Deleted (from Disabled): withdrawn, policy revoked, pair released; the ticket stays as a record.
+async fn delete(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Action> {
+    release_all(ticket, ctx, Some(lb), &status).await?;
+    let released = format!(
+        "deleted: addresses {} / {} released, network policy revoked",
+        status.veip.as_deref().unwrap_or("-"),
+        status.ltmip.as_deref().unwrap_or("-")
+    );
+    transition(&mut status, Phase::Deleted, &released, &actor(ticket));
+    status.veip = None;
+    status.ltmip = None;
+    write(ctx, ticket, status).await?;
+    Ok(Action::await_change())
+}
+
+/// Withdraws the ticket's objects, revokes its policy (idempotent) and frees its pair.
+async fn release_all(
+    ticket: &Lbticket,
+    ctx: &Context,
+    lb: Option<&Loadbalancer>,
+    status: &LbticketStatus,
+) -> Result<()> {
+    let Some(lb) = lb else { return Ok(()) };
+    // NB: synchronously, so nothing generated outlives the ticket (it is no longer live).
+    tenant::sync(ctx, &lb.spec.cluster).await?;
+    if let Some(policy) = &status.policy {
+        let record = format!("revoke-{}", policy.record_id);
+        let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
+        let answer =
+            ctx.driver.call(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await?;
+        ctx.crash_point(Step::DriverRequest).await;
+        if answer.status != DriverState::Succ {
+            return Err(Error::Invalid(format!("revoking the network policy: {:?} {}", answer.status, answer.msg)));
+        }
+    }
+    allocation::release(ctx, &lb.name_any(), &ticket.name_any()).await
+}
+
+/// A real delete (`kubectl delete`): the same clean-up as Deleted, then the object goes.
+async fn cleanup(ticket: &Lbticket, ctx: &Context) -> Result<()> {
+    let status = ticket.status.clone().unwrap_or_default();
+    if status.phase == Phase::Deleted {
+        return Ok(());
+    }
+    release_all(ticket, ctx, loadbalancer(ctx, &ticket.spec.loadbalancer).await?.as_ref(), &status).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_ids_count_attempts() {
+        let mut t = Lbticket::new("t", Default::default());
+        t.metadata.uid = Some("u".into());
+        assert_eq!(record_id(&t, 3), "u-3");
+        assert_eq!(attempt_of("u-3"), 3);
+        assert_eq!(attempt_of("no-number-x"), 0);
+    }
+
+    #[test]
+    fn an_edit_that_moves_the_addresses_is_seen() {
+        let mut t = Lbticket::new("t", Default::default());
+        let held =
+            LbticketStatus { veip: Some("20.1.0.1".into()), ltmip: Some("10.0.0.1".into()), ..Default::default() };
+        assert!(!moved(&t, &held), "no request: keep the pair");
+        t.spec.veip = Some("20.1.0.1".into());
+        assert!(!moved(&t, &held));
+        t.spec.ltmip = Some("10.0.0.9".into());
+        assert!(moved(&t, &held));
+    }
+}

@@ -1,0 +1,56 @@
+//! Loadbalancers: capacity figures, the tenant (written empty while no ticket uses it), and a
+//! delete that removes the tenant's ConfigMap — never for one labelled do-not-delete.
+
+use std::sync::Arc;
+
+use app::domain::crd::{LABEL_DO_NOT_DELETE, Loadbalancer};
+use app::domain::policy::effective_partition;
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use kube::{Api, ResourceExt};
+
+use super::{Context, Error, FINALIZER, Result, allocation, retry_after, tenant};
+
+/// The reconciler's entry point for a Loadbalancer.
+pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Action> {
+    let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
+    let name = lb.name_any();
+    let action = finalizer(&api, FINALIZER, lb, |event| async {
+        match event {
+            Finalizer::Apply(lb) => {
+                allocation::refresh_capacity(&ctx, &lb.name_any()).await?;
+                ctx.request_sync(&lb.spec.cluster);
+                Ok(Action::requeue(ctx.config.ensure_every))
+            }
+            Finalizer::Cleanup(lb) => {
+                if lb.labels().contains_key(LABEL_DO_NOT_DELETE) {
+                    return Err(Error::Invalid(format!(
+                        "load balancer {} is labelled {LABEL_DO_NOT_DELETE}; it stays",
+                        lb.name_any()
+                    )));
+                }
+                if lb.status.as_ref().is_some_and(|s| !s.ips.is_empty()) {
+                    return Err(Error::Invalid(format!(
+                        "load balancer {} still holds addresses; it stays until they are released",
+                        lb.name_any()
+                    )));
+                }
+                tenant::delete_configmap(&ctx, &lb.spec.cluster, &lb.spec.cis.namespace, effective_partition(&lb.spec))
+                    .await?;
+                Ok(Action::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| match e {
+        kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        other => Error::Finalizer(other.to_string()),
+    })?;
+    ctx.succeeded(&format!("lb/{name}"));
+    Ok(action)
+}
+
+/// After a failure: log, and retry with backoff.
+pub fn error_policy(lb: Arc<Loadbalancer>, error: &Error, ctx: Arc<Context>) -> Action {
+    retry_after(&ctx, &format!("lb/{}", lb.name_any()), error)
+}

@@ -1,0 +1,200 @@
+//! The background reconciler: kube-runtime controllers for Lbtickets and Loadbalancers in the
+//! management cluster, writing the member clusters' AS3 ConfigMaps and labels, through
+//! `kube::Client` only. Every step is idempotent and recorded before the next side effect, so
+//! a crash anywhere leaves a state the next run completes.
+
+mod allocation;
+mod lbticket;
+mod loadbalancer;
+mod status;
+mod tenant;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::ssr::clusters::Clusters;
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use tokio::sync::Mutex;
+
+use crate::driver::{DriverClient, DriverError};
+
+/// The finalizer that makes a real delete do the clean-up.
+pub const FINALIZER: &str = "ebcpaas.io/cleanup";
+
+/// Everything a reconcile can fail with; each is retried with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Kubernetes: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Driver(#[from] DriverError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cleanup: {0}")]
+    Finalizer(String),
+}
+
+impl Error {
+    /// The label of the error in logs and metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Kube(_) => "kube",
+            Error::Driver(_) => "driver",
+            Error::Invalid(_) => "invalid",
+            Error::Finalizer(_) => "finalizer",
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The write steps a crash can be injected after (tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The pair recorded in `Loadbalancer.status.ips`.
+    Allocation,
+    /// The driver answered a request or revocation.
+    DriverRequest,
+    /// A ticket's status written.
+    StatusWrite,
+    /// An AS3 ConfigMap written.
+    ConfigMapWrite,
+    /// Namespace or Service labels written.
+    LabelWrite,
+}
+
+/// How the reconciler runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How often every object is reconciled even when nothing changed (drift repair).
+    pub ensure_every: Duration,
+    /// Stop dead right after this step, the first time it is reached (crash tests).
+    pub crash_after: Option<Step>,
+}
+
+/// What every reconcile reaches.
+pub struct Context {
+    pub clusters: Clusters,
+    pub driver: DriverClient,
+    pub recorder: Recorder,
+    pub config: Config,
+    /// One tenant sync per member cluster at a time.
+    sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Wakes a member cluster's syncer.
+    sync_requests: HashMap<String, Arc<tokio::sync::Notify>>,
+    /// Consecutive failures per object, for the backoff.
+    failures: std::sync::Mutex<HashMap<String, u32>>,
+    crashed: Arc<AtomicBool>,
+}
+
+impl Context {
+    /// Halts forever right after `step` if a crash is planned there (the test then kills the
+    /// reconciler, as a process dying at that point would).
+    pub async fn crash_point(&self, step: Step) {
+        if self.config.crash_after == Some(step) && !self.crashed.swap(true, Ordering::SeqCst) {
+            tracing::warn!(?step, "crash injected");
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Asks for the member cluster's generated objects to be brought up to date (coalesced).
+    pub fn request_sync(&self, cluster: &str) {
+        if let Some(n) = self.sync_requests.get(cluster) {
+            n.notify_one();
+        }
+    }
+
+    fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
+        let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(cluster.to_string()).or_default().clone()
+    }
+
+    fn backoff(&self, key: &str) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let n = failures.entry(key.to_string()).or_default();
+        *n = n.saturating_add(1);
+        Duration::from_millis(500u64.saturating_mul(1 << (*n - 1).min(7))).min(Duration::from_secs(60))
+    }
+
+    fn succeeded(&self, key: &str) {
+        self.failures.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+}
+
+/// A handle on a running reconciler.
+pub struct Running {
+    /// Set when a planned crash point was reached.
+    pub crashed: Arc<AtomicBool>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Starts the controllers and one syncer per member cluster; they run until the task is aborted.
+pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Running {
+    let crashed = Arc::new(AtomicBool::new(false));
+    let flag = crashed.clone();
+    let task = tokio::spawn(async move {
+        let mgmt = clusters.mgmt().clone();
+        let tickets_api: Api<Lbticket> = Api::all(mgmt.clone());
+        let rules_api: Api<Lbrule> = Api::all(mgmt.clone());
+        let lbs_api: Api<Loadbalancer> = Api::all(mgmt.clone());
+        let ticket_controller = Controller::new(tickets_api, watcher::Config::default());
+        let tickets: Store<Lbticket> = ticket_controller.store();
+        let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
+        let sync_requests = clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect();
+        let ctx = Arc::new(Context {
+            clusters,
+            driver,
+            recorder,
+            config,
+            sync_locks: Default::default(),
+            sync_requests,
+            failures: Default::default(),
+            crashed: flag,
+        });
+        let tickets_of_lb = move |lb: Loadbalancer| {
+            let name = lb.metadata.name.clone().unwrap_or_default();
+            tickets
+                .state()
+                .iter()
+                .filter(|t| t.spec.loadbalancer == name)
+                .map(|t| ObjectRef::from_obj(&**t))
+                .collect::<Vec<_>>()
+        };
+        let ticket_run = ticket_controller
+            .watches(rules_api, watcher::Config::default(), |rule: Lbrule| Some(ObjectRef::new(&rule.spec.lbticket)))
+            .watches(lbs_api.clone(), watcher::Config::default(), tickets_of_lb)
+            .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
+            .for_each(|r| async move {
+                if let Err(e) = r {
+                    tracing::debug!(error = %e, "ticket reconcile");
+                }
+            });
+        let lb_run = Controller::new(lbs_api, watcher::Config::default())
+            .run(loadbalancer::reconcile, loadbalancer::error_policy, ctx.clone())
+            .for_each(|r| async move {
+                if let Err(e) = r {
+                    tracing::debug!(error = %e, "load balancer reconcile");
+                }
+            });
+        let syncers =
+            futures::future::join_all(ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone())));
+        tracing::info!("reconciler started");
+        tokio::join!(ticket_run, lb_run, syncers);
+    });
+    Running { crashed, task }
+}
+
+/// The requeue after a failure: exponential per object, 0.5 s to 60 s.
+fn retry_after(ctx: &Context, key: &str, error: &Error) -> Action {
+    let delay = ctx.backoff(key);
+    tracing::warn!(object = %key, error = %error, kind = error.metric_label(), retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}

@@ -1,0 +1,466 @@
+//! The reconciler against the embedded API and the driver simulator over HTTP.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use app::domain::crd::{
+    BondState, Lbrule, Lbticket, LbticketSpec, Listener, Loadbalancer, Phase, Protocol, ServiceRef, Session,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+use server::driver::Hook;
+use server::driver::sim::{Behaviour, Deny, Fault};
+use server::reconciler::{self, Step};
+
+use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
+
+const CLUSTER: &str = "acp-region01";
+
+fn loadbalancer(ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
+    let mut lb: Loadbalancer = serde_json::from_value(json!({
+        "apiVersion": "ebcpaas.io/v1", "kind": "Loadbalancer", "metadata": {"name": "demo"},
+        "spec": {
+            "ltm": {"url": "http://100.1.1.1/api", "tokenSecretRef": {"namespace": "lbdesk-system", "name": "demo-ltm"}, "cidr": "10.0.0.0/24"},
+            "ve": {"addr": "200.1.1.1", "credentialsSecretRef": {"namespace": "lbdesk-system", "name": "demo-ve"}, "cidr": ve_cidr},
+            "cluster": CLUSTER, "nsselector": {"zone": "f5"}, "cis": {"namespace": "kube-system"}
+        }
+    }))
+    .expect("loadbalancer");
+    lb.spec.reserved = reserved.iter().map(|r| r.to_string()).collect();
+    lb
+}
+
+fn ticket(name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
+    let listeners = if with_listener {
+        vec![Listener {
+            name: "web".into(),
+            port: 80,
+            protocol: Protocol::Http,
+            session: Session::Cookie,
+            services: vec![
+                ServiceRef { service: "web-v1".into(), port: 8080, weight: 70 },
+                ServiceRef { service: "web-v2".into(), port: 8080, weight: 30 },
+            ],
+        }]
+    } else {
+        vec![]
+    };
+    Lbticket::new(
+        name,
+        LbticketSpec {
+            claimer: "alice".into(),
+            loadbalancer: "demo".into(),
+            namespace: "team-a".into(),
+            veip: veip.map(String::from),
+            listeners,
+            ..Default::default()
+        },
+    )
+}
+
+/// Waits until `check` holds (polling), or fails naming `what`.
+async fn until<F, Fut>(what: &str, seconds: u64, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+async fn phase(api: &Api<Lbticket>, name: &str) -> Option<Phase> {
+    api.get(name).await.ok().and_then(|t| t.status).map(|s| s.phase)
+}
+
+async fn wait_phase(api: &Api<Lbticket>, name: &str, want: Phase) {
+    until(&format!("{name} to be {want:?}"), 20, || async { phase(api, name).await == Some(want) }).await;
+}
+
+struct World {
+    mgmt: Client,
+    member: Client,
+    tickets: Api<Lbticket>,
+    lbs: Api<Loadbalancer>,
+}
+
+async fn world(lbdesk: &Lbdesk) -> World {
+    let mgmt = lbdesk.client("mgmt").await;
+    World { member: lbdesk.client(CLUSTER).await, tickets: Api::all(mgmt.clone()), lbs: Api::all(mgmt.clone()), mgmt }
+}
+
+/// The ADC inside the tenant's ConfigMap.
+async fn deployed(member: &Client) -> Option<serde_json::Value> {
+    let cms: Api<ConfigMap> = Api::namespaced(member.clone(), "kube-system");
+    let cm = cms.get_opt("lbdesk-as3-acp-region01").await.ok()??;
+    let template: serde_json::Value = serde_json::from_str(cm.data?.get("template")?).ok()?;
+    Some(template["declaration"].clone())
+}
+
+/// What `lbdesk render` makes of the objects now in the management cluster.
+async fn rendered(w: &World) -> serde_json::Value {
+    let objects = server::render::Objects {
+        loadbalancers: w.lbs.list(&ListParams::default()).await.expect("lbs").items,
+        tickets: w.tickets.list(&ListParams::default()).await.expect("tickets").items,
+        rules: Api::<Lbrule>::all(w.mgmt.clone()).list(&ListParams::default()).await.expect("rules").items,
+    };
+    server::render::declarations(&objects).expect("renders")["acp-region01/acp-region01"].clone()
+}
+
+async fn service_labels(member: &Client, name: &str) -> BTreeMap<String, String> {
+    let svcs: Api<Service> = Api::namespaced(member.clone(), "team-a");
+    svcs.get(name).await.expect("service").labels().clone()
+}
+
+async fn namespace_labels(member: &Client) -> BTreeMap<String, String> {
+    Api::<Namespace>::all(member.clone()).get("team-a").await.expect("namespace").labels().clone()
+}
+
+async fn pairs(lbs: &Api<Loadbalancer>) -> Vec<(String, String, String, BondState)> {
+    let lb = lbs.get("demo").await.expect("lb");
+    let mut p: Vec<_> = lb
+        .status
+        .map(|s| s.ips)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| (p.ticket, p.veip, p.ltmip, p.status))
+        .collect();
+    p.sort();
+    p
+}
+
+async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
+    tickets
+        .patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"state": state}})))
+        .await
+        .expect("state");
+}
+
+fn options() -> Options {
+    Options {
+        driver: Behaviour {
+            deny: vec![Deny {
+                cidr: Some("20.1.0.128/25".into()),
+                ticket_pattern: None,
+                message: "the payment zone is closed".into(),
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_goes_through_its_whole_life() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options()).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+
+    // A refused policy: Failed with the driver's message; the edit that fixes it reaches Enabled.
+    w.tickets.create(&PostParams::default(), &ticket("web", Some("20.1.0.200"), true)).await.expect("ticket");
+    wait_phase(&w.tickets, "web", Phase::Failed).await;
+    let failed = w.tickets.get("web").await.expect("ticket").status.expect("status");
+    assert_eq!(failed.message, "the payment zone is closed");
+    w.tickets
+        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"veip": "20.1.0.20"}})))
+        .await
+        .expect("edit");
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    let enabled = w.tickets.get("web").await.expect("ticket").status.expect("status");
+    assert_eq!(enabled.veip.as_deref(), Some("20.1.0.20"));
+    let phases: Vec<Phase> = enabled.history.iter().map(|h| h.phase).collect();
+    assert_eq!(phases, [Phase::Created, Phase::Failed, Phase::Created, Phase::Enabled]);
+    assert_eq!(pairs(&w.lbs).await, [("web".into(), "20.1.0.20".into(), "10.0.0.1".into(), BondState::Bond)]);
+
+    // Enabled: the ConfigMap is what `lbdesk render` gives for the same objects; labels follow.
+    until("the ConfigMap", 10, || async { deployed(&w.member).await.is_some() }).await;
+    until("the declaration to equal render's", 10, || async { deployed(&w.member).await == Some(rendered(&w).await) })
+        .await;
+    assert_eq!(
+        service_labels(&w.member, "web-v1").await.get("cis.f5.com/as3-pool").map(String::as_str),
+        Some("web-v1_8080_pool")
+    );
+    assert_eq!(namespace_labels(&w.member).await.get("zone").map(String::as_str), Some("f5"));
+
+    // Disabled: withdrawn, addresses kept.
+    w.tickets
+        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .await
+        .expect("no listeners");
+    set_state(&w.tickets, "web", "Disabled").await;
+    wait_phase(&w.tickets, "web", Phase::Disabled).await;
+    until("the tenant to be empty", 10, || async {
+        deployed(&w.member).await.is_some_and(|d| d["acp-region01"] == json!({"class": "Tenant"}))
+    })
+    .await;
+    until("labels to go", 10, || async {
+        !service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            && !namespace_labels(&w.member).await.contains_key("zone")
+    })
+    .await;
+    assert_eq!(pairs(&w.lbs).await.len(), 1, "the pair is kept while Disabled");
+
+    // Active again, then listeners back: regenerated.
+    set_state(&w.tickets, "web", "Active").await;
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    let mut with_listener = ticket("web", None, true);
+    with_listener.spec.veip = Some("20.1.0.20".into());
+    w.tickets
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"listeners": with_listener.spec.listeners}})),
+        )
+        .await
+        .expect("listener");
+    until("regenerated", 10, || async {
+        service_labels(&w.member, "web-v2").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
+
+    // Deleted (from Disabled): the pair is back, the policy revoked once per record.
+    w.tickets
+        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .await
+        .expect("no listeners");
+    set_state(&w.tickets, "web", "Disabled").await;
+    wait_phase(&w.tickets, "web", Phase::Disabled).await;
+    set_state(&w.tickets, "web", "Deleted").await;
+    wait_phase(&w.tickets, "web", Phase::Deleted).await;
+    assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
+    let revokes: Vec<String> = lbdesk
+        .simulator
+        .calls()
+        .into_iter()
+        .filter(|c| c.hook == Hook::RevokeNetworkPolicy)
+        .map(|c| c.record_id)
+        .collect();
+    assert!(!revokes.is_empty());
+    let distinct: BTreeSet<&String> = revokes.iter().collect();
+    assert_eq!(distinct.len(), 1, "one revocation, retried only with its own recordID: {revokes:?}");
+    assert!(w.tickets.get("web").await.is_ok(), "the ticket stays as a record");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let w = world(&lbdesk).await;
+    // A /28 has 14 usable addresses; 4 reserved leave 10.
+    w.lbs
+        .create(&PostParams::default(), &loadbalancer("20.1.0.0/28", &["20.1.0.1", "20.1.0.2", "20.1.0.3", "20.1.0.4"]))
+        .await
+        .expect("lb");
+    let mut creations = Vec::new();
+    for i in 0..100 {
+        let api = w.tickets.clone();
+        creations.push(tokio::spawn(async move {
+            api.create(&PostParams::default(), &ticket(&format!("t{i:03}"), None, false)).await
+        }));
+    }
+    for c in creations {
+        c.await.expect("task").expect("create");
+    }
+    until("every ticket settled", 60, || async {
+        let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
+        all.iter().all(|t| t.status.as_ref().is_some_and(|s| matches!(s.phase, Phase::Enabled | Phase::Failed)))
+    })
+    .await;
+    let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
+    let enabled: Vec<&Lbticket> =
+        all.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.phase == Phase::Enabled)).collect();
+    let failed: Vec<&Lbticket> =
+        all.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.phase == Phase::Failed)).collect();
+    assert_eq!((enabled.len(), failed.len()), (10, 90));
+    assert!(
+        failed.iter().all(|t| t.status.as_ref().is_some_and(|s| s.message.contains("no free address"))),
+        "{:?}",
+        failed[0].status
+    );
+    let addresses: BTreeSet<String> =
+        enabled.iter().filter_map(|t| t.status.as_ref().and_then(|s| s.veip.clone())).collect();
+    assert_eq!(addresses.len(), 10, "no address handed out twice");
+    let recorded = pairs(&w.lbs).await;
+    assert_eq!(recorded.len(), 10, "status.ips is exact");
+    let owners: BTreeSet<String> = recorded.iter().map(|p| p.0.clone()).collect();
+    let winners: BTreeSet<String> = enabled.iter().map(|t| t.name_any()).collect();
+    assert_eq!(owners, winners);
+    assert!(recorded.iter().all(|p| p.3 == BondState::Bond));
+}
+
+/// Everything the end state is judged on.
+async fn end_state(
+    w: &World,
+    lbdesk: &Lbdesk,
+) -> (
+    Option<Phase>,
+    Vec<(String, String, String, BondState)>,
+    Option<serde_json::Value>,
+    BTreeMap<String, String>,
+    Option<String>,
+    usize,
+) {
+    let labels =
+        service_labels(&w.member, "web-v1").await.into_iter().filter(|(k, _)| k.starts_with("cis.f5.com")).collect();
+    let requests: BTreeSet<String> = lbdesk
+        .simulator
+        .calls()
+        .into_iter()
+        .filter(|c| c.hook == Hook::RequestNetworkPolicy)
+        .map(|c| c.record_id)
+        .collect();
+    (
+        phase(&w.tickets, "web").await,
+        pairs(&w.lbs).await,
+        deployed(&w.member).await,
+        labels,
+        namespace_labels(&w.member).await.get("zone").cloned(),
+        requests.len(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
+    let mut reference = None;
+    for crash in [
+        None,
+        Some(Step::Allocation),
+        Some(Step::StatusWrite),
+        Some(Step::DriverRequest),
+        Some(Step::ConfigMapWrite),
+        Some(Step::LabelWrite),
+    ] {
+        let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+        let w = world(&lbdesk).await;
+        w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+        w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+        let config = |crash_after| reconciler::Config { ensure_every: Duration::from_secs(300), crash_after };
+        let first = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(crash));
+        if let Some(step) = crash {
+            eprintln!("crash after {step:?}");
+            until(&format!("the crash after {step:?}"), 20, || async {
+                first.crashed.load(std::sync::atomic::Ordering::SeqCst)
+            })
+            .await;
+            first.task.abort();
+            let second = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(None));
+            wait_phase(&w.tickets, "web", Phase::Enabled).await;
+            until("labels", 10, || async {
+                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            })
+            .await;
+            let state = end_state(&w, &lbdesk).await;
+            second.task.abort();
+            assert_eq!(Some(&state), reference.as_ref(), "after a crash at {step:?}");
+        } else {
+            wait_phase(&w.tickets, "web", Phase::Enabled).await;
+            until("labels", 10, || async {
+                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            })
+            .await;
+            let state = end_state(&w, &lbdesk).await;
+            assert_eq!(state.5, 1, "one policy request, retried only with its recordID");
+            assert!(state.2.is_some());
+            reference = Some(state);
+            first.task.abort();
+        }
+    }
+}
+
+/// Versions of the management and member clusters (any write bumps one).
+async fn versions(w: &World) -> (String, String) {
+    let a = Api::<Namespace>::all(w.mgmt.clone()).list(&ListParams::default().limit(1)).await.expect("list");
+    let b = Api::<Namespace>::all(w.member.clone()).list(&ListParams::default().limit(1)).await.expect("list");
+    (a.metadata.resource_version.unwrap_or_default(), b.metadata.resource_version.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resync_writes_nothing_and_repairs_drift() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    until("the labels", 10, || async { service_labels(&w.member, "web-v2").await.contains_key("cis.f5.com/as3-pool") })
+        .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = versions(&w).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(versions(&w).await, before, "three resyncs of a converged state write nothing");
+
+    let good = deployed(&w.member).await.expect("deployed");
+    let cms: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
+    cms.patch("lbdesk-as3-acp-region01", &PatchParams::default(), &Patch::Merge(json!({"data": {"template": "{}"}})))
+        .await
+        .expect("edit by hand");
+    until("the edited ConfigMap restored", 10, || async { deployed(&w.member).await.as_ref() == Some(&good) }).await;
+    cms.delete("lbdesk-as3-acp-region01", &DeleteParams::default()).await.expect("delete by hand");
+    until("the deleted ConfigMap restored", 10, || async { deployed(&w.member).await.as_ref() == Some(&good) }).await;
+    let svcs: Api<Service> = Api::namespaced(w.member.clone(), "team-a");
+    svcs.patch(
+        "web-v1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"cis.f5.com/as3-pool": null}}})),
+    )
+    .await
+    .expect("unlabel");
+    until("the label back", 10, || async {
+        service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { driver_timeout: 1, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    let message =
+        || async { w.tickets.get("web").await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
+    for (fault, shown) in
+        [(Fault::Unavailable, "HTTP 503"), (Fault::Garbage, "not the contract"), (Fault::Hang, "did not answer")]
+    {
+        lbdesk.simulator.set_behaviour(Behaviour { fault: Some(fault), ..Default::default() });
+        if w.tickets.get_opt("web").await.expect("get").is_none() {
+            w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
+        }
+        until(&format!("{shown:?} on the ticket"), 30, || async { message().await.contains(shown) }).await;
+        assert_ne!(phase(&w.tickets, "web").await, Some(Phase::Enabled));
+    }
+    lbdesk.simulator.set_behaviour(Behaviour::default());
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    assert!(message().await.is_empty(), "the error is cleared once the driver behaves");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_shows_on_the_ticket_and_heals() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("port");
+    let nowhere = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let config = reconciler::Config { ensure_every: Duration::from_secs(300), crash_after: None };
+    let driver = server::driver::DriverClient::new(&nowhere, server::driver::Timeouts::uniform(1)).expect("client");
+    let broken = reconciler::start(lbdesk.clusters.clone(), driver, config.clone());
+    until("the refused connection on the ticket", 20, || async {
+        w.tickets
+            .get("web")
+            .await
+            .ok()
+            .and_then(|t| t.status)
+            .is_some_and(|s| s.message.contains("could not be reached"))
+    })
+    .await;
+    broken.task.abort();
+    let healthy = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config);
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    healthy.task.abort();
+}
