@@ -38,7 +38,11 @@ pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> 
     retry_after(&ctx, &ticket.name_any(), error)
 }
 
+/// The Loadbalancer, from the cache; from the API when the cache does not have it (yet).
 async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Loadbalancer>> {
+    if let Some(lb) = ctx.loadbalancers.get(&kube::runtime::reflector::ObjectRef::new(name)) {
+        return Ok(Some((*lb).clone()));
+    }
     Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?)
 }
 
@@ -255,7 +259,7 @@ async fn release_all(
 ) -> Result<()> {
     let Some(lb) = lb else { return Ok(()) };
     // NB: synchronously, so nothing generated outlives the ticket (it is no longer live).
-    tenant::sync(ctx, &lb.spec.cluster).await?;
+    tenant::sync(ctx, &lb.spec.cluster, Some(&ticket.name_any())).await?;
     if let Some(policy) = &status.policy {
         let record = format!("revoke-{}", policy.record_id);
         let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());

@@ -11,7 +11,7 @@ mod tenant;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
@@ -20,8 +20,8 @@ use futures::StreamExt;
 use kube::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::Mutex;
 
 use crate::driver::{DriverClient, DriverError};
@@ -85,14 +85,28 @@ pub struct Context {
     pub clusters: Clusters,
     pub driver: DriverClient,
     pub recorder: Recorder,
+    /// Caches of the management cluster (writes always read fresh from the API).
+    pub tickets: Store<Lbticket>,
+    pub rules: Store<Lbrule>,
+    pub loadbalancers: Store<Loadbalancer>,
     pub config: Config,
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Wakes a member cluster's syncer.
-    sync_requests: HashMap<String, Arc<tokio::sync::Notify>>,
+    sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
     /// Consecutive failures per object, for the backoff.
     failures: std::sync::Mutex<HashMap<String, u32>>,
     crashed: Arc<AtomicBool>,
+    counters: Counters,
+}
+
+/// How much the reconciler has done (for benchmarks and logs).
+#[derive(Clone, Default)]
+pub struct Counters {
+    /// Ticket reconciles finished (either way).
+    pub reconciles: Arc<AtomicU64>,
+    /// Cluster syncs finished successfully.
+    pub syncs: Arc<AtomicU64>,
 }
 
 impl Context {
@@ -133,31 +147,63 @@ impl Context {
 pub struct Running {
     /// Set when a planned crash point was reached.
     pub crashed: Arc<AtomicBool>,
+    pub counters: Counters,
     pub task: tokio::task::JoinHandle<()>,
 }
 
+/// A cache of `api`, kept current by a watch; every change it takes in wakes the syncers.
+fn cache<K>(
+    api: Api<K>,
+    wake: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
+) -> (Store<K>, impl futures::Future<Output = ()>)
+where
+    K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
+{
+    let (reader, writer) = reflector::store();
+    let changes =
+        reflector::reflector(writer, watcher(api, watcher::Config::default())).default_backoff().touched_objects();
+    (
+        reader,
+        changes.for_each(move |_| {
+            wake.values().for_each(|n| n.notify_one());
+            async {}
+        }),
+    )
+}
+
 /// Starts the controllers and one syncer per member cluster; they run until the task is aborted.
+///
+/// NB: the syncers work from the caches and run after every change the caches take in, so the
+/// last sync always sees the last change: no stale view can have the last word.
 pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Running {
     let crashed = Arc::new(AtomicBool::new(false));
     let flag = crashed.clone();
+    let counters = Counters::default();
+    let counting = counters.clone();
     let task = tokio::spawn(async move {
         let mgmt = clusters.mgmt().clone();
         let tickets_api: Api<Lbticket> = Api::all(mgmt.clone());
         let rules_api: Api<Lbrule> = Api::all(mgmt.clone());
         let lbs_api: Api<Loadbalancer> = Api::all(mgmt.clone());
-        let ticket_controller = Controller::new(tickets_api, watcher::Config::default());
-        let tickets: Store<Lbticket> = ticket_controller.store();
+        let sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>> =
+            Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
+        let (tickets, ticket_cache) = cache(tickets_api.clone(), sync_requests.clone());
+        let (rules, rule_cache) = cache(rules_api.clone(), sync_requests.clone());
+        let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone());
         let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
-        let sync_requests = clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect();
         let ctx = Arc::new(Context {
             clusters,
             driver,
             recorder,
+            tickets: tickets.clone(),
+            rules,
+            loadbalancers,
             config,
             sync_locks: Default::default(),
             sync_requests,
             failures: Default::default(),
             crashed: flag,
+            counters: counting,
         });
         let tickets_of_lb = move |lb: Loadbalancer| {
             let name = lb.metadata.name.clone().unwrap_or_default();
@@ -168,13 +214,17 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
                 .map(|t| ObjectRef::from_obj(&**t))
                 .collect::<Vec<_>>()
         };
-        let ticket_run = ticket_controller
+        let ticket_run = Controller::new(tickets_api, watcher::Config::default())
             .watches(rules_api, watcher::Config::default(), |rule: Lbrule| Some(ObjectRef::new(&rule.spec.lbticket)))
             .watches(lbs_api.clone(), watcher::Config::default(), tickets_of_lb)
             .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
-            .for_each(|r| async move {
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "ticket reconcile");
+            .for_each(|r| {
+                let done = ctx.counters.reconciles.clone();
+                async move {
+                    done.fetch_add(1, Ordering::Relaxed);
+                    if let Err(e) = r {
+                        tracing::debug!(error = %e, "ticket reconcile");
+                    }
                 }
             });
         let lb_run = Controller::new(lbs_api, watcher::Config::default())
@@ -187,9 +237,9 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
         let syncers =
             futures::future::join_all(ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone())));
         tracing::info!("reconciler started");
-        tokio::join!(ticket_run, lb_run, syncers);
+        tokio::join!(ticket_cache, rule_cache, lb_cache, ticket_run, lb_run, syncers);
     });
-    Running { crashed, task }
+    Running { crashed, counters, task }
 }
 
 /// The requeue after a failure: exponential per object, 0.5 s to 60 s.

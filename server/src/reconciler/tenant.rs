@@ -45,15 +45,26 @@ fn live<K: kube::Resource>(o: &K) -> bool {
 pub async fn syncer(ctx: Arc<Context>, cluster: String) {
     let Some(requests) = ctx.sync_requests.get(&cluster).cloned() else { return };
     let key = format!("sync/{cluster}");
+    // NB: an empty cache would withdraw everything: wait for the first complete lists.
+    for ready in [
+        ctx.tickets.wait_until_ready().await,
+        ctx.rules.wait_until_ready().await,
+        ctx.loadbalancers.wait_until_ready().await,
+    ] {
+        if ready.is_err() {
+            return;
+        }
+    }
     loop {
         tokio::select! {
             _ = requests.notified() => {}
             _ = tokio::time::sleep(ctx.config.ensure_every) => {}
         }
         loop {
-            match sync(&ctx, &cluster).await {
+            match sync(&ctx, &cluster, None).await {
                 Ok(_) => {
                     ctx.succeeded(&key);
+                    ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     break;
                 }
                 Err(e) => {
@@ -66,9 +77,10 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String) {
     }
 }
 
-/// Brings `cluster` to what its Loadbalancers, tickets and rules ask for, read fresh from the
-/// management cluster, and tells the tickets whose listeners could not be placed why.
-pub async fn sync(ctx: &Context, cluster: &str) -> Result<Faults> {
+/// Brings `cluster` to what its Loadbalancers, tickets and rules ask for (from the caches), and
+/// tells the tickets whose listeners could not be placed why.
+/// `gone` names a ticket to leave out whatever the cache says (one being cleaned up).
+pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>) -> Result<Faults> {
     let lock = ctx.sync_lock(cluster);
     let _one_at_a_time = lock.lock().await;
     let client = ctx
@@ -76,19 +88,25 @@ pub async fn sync(ctx: &Context, cluster: &str) -> Result<Faults> {
         .member(cluster)
         .ok_or_else(|| Error::Invalid(format!("cluster {cluster} is not known to lbdesk")))?
         .clone();
-    let mgmt = ctx.clusters.mgmt();
-    let everything = ListParams::default();
-    let lbs: Vec<Loadbalancer> = Api::<Loadbalancer>::all(mgmt.clone())
-        .list(&everything)
-        .await?
-        .items
-        .into_iter()
-        .filter(|lb| lb.spec.cluster == cluster && live(lb))
+    let lbs: Vec<Loadbalancer> = ctx
+        .loadbalancers
+        .state()
+        .iter()
+        .filter(|lb| lb.spec.cluster == cluster && live(&***lb))
+        .map(|lb| (**lb).clone())
         .collect();
-    let mut tickets: Vec<Lbticket> = Api::<Lbticket>::all(mgmt.clone()).list(&everything).await?.items;
-    tickets.retain(|t| live(t) && lbs.iter().any(|lb| lb.name_any() == t.spec.loadbalancer));
-    let rules: Vec<Lbrule> =
-        Api::<Lbrule>::all(mgmt.clone()).list(&everything).await?.items.into_iter().filter(live).collect();
+    let tickets: Vec<Lbticket> = ctx
+        .tickets
+        .state()
+        .iter()
+        .filter(|t| {
+            live(&***t)
+                && Some(t.name_any().as_str()) != gone
+                && lbs.iter().any(|lb| lb.name_any() == t.spec.loadbalancer)
+        })
+        .map(|t| (**t).clone())
+        .collect();
+    let rules: Vec<Lbrule> = ctx.rules.state().iter().filter(|r| live(&***r)).map(|r| (**r).clone()).collect();
 
     let lb_names: Vec<String> = lbs.iter().map(|l| l.name_any()).collect();
     let t_names: Vec<String> = tickets.iter().map(|t| t.name_any()).collect();
@@ -113,7 +131,11 @@ pub async fn sync(ctx: &Context, cluster: &str) -> Result<Faults> {
                 continue;
             }
         };
-        if let Err(found) = validate(&rendered) {
+        let template = rendered.template();
+        let deployed = deployed_template(&client, &owner.spec.cis.namespace, &tenant).await?;
+        if deployed.as_deref() == Some(template.as_str()) {
+            // NB: what is deployed was validated before it was written.
+        } else if let Err(found) = validate(&rendered) {
             blocked_tenants.insert(tenant.clone());
             for fault in found {
                 let ticket = fault.origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
@@ -122,7 +144,7 @@ pub async fn sync(ctx: &Context, cluster: &str) -> Result<Faults> {
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
             continue;
         }
-        write_configmap(ctx, &client, &owner.spec.cis.namespace, &tenant, &rendered.template()).await?;
+        write_configmap(ctx, &client, &owner.spec.cis.namespace, &tenant, &template).await?;
         for ns in &rendered.namespaces {
             ns_labels.entry(ns.clone()).or_default().extend(owner.spec.nsselector.clone());
         }
@@ -160,6 +182,12 @@ async fn report(ctx: &Context, tickets: &[Lbticket], faults: &Faults) -> Result<
         api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
     }
     Ok(())
+}
+
+/// The declaration deployed for a tenant now, if any.
+async fn deployed_template(client: &kube::Client, namespace: &str, tenant: &str) -> Result<Option<String>> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    Ok(api.get_opt(&configmap_name(tenant)).await?.and_then(|cm| cm.data).and_then(|mut d| d.remove("template")))
 }
 
 /// Creates or replaces the tenant's ConfigMap when its content differs.
