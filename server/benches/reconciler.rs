@@ -264,7 +264,9 @@ async fn main() {
                 if seen.last().map(|(q, _)| q) != Some(&p) {
                     seen.push((p, begun.elapsed()));
                 }
-                if p == Some(Phase::Enabled) { break; }
+                if p == Some(Phase::Enabled) {
+                    break;
+                }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             eprintln!("{name}: {seen:?}");

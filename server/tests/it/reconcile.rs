@@ -464,3 +464,34 @@ async fn a_refused_connection_shows_on_the_ticket_and_heals() {
     wait_phase(&w.tickets, "web", Phase::Enabled).await;
     healthy.task.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options()).await;
+    let w = world(&lbdesk).await;
+    let mut lb = loadbalancer("20.1.0.0/24", &[]);
+    lb.metadata.labels = Some([(app::domain::crd::LABEL_DO_NOT_DELETE.to_string(), "true".to_string())].into());
+    w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    until("the listener deployed", 10, || async {
+        deployed(&w.member).await.is_some_and(|d| d["acp-region01"].get("team-a_http_app").is_some())
+    })
+    .await;
+
+    w.tickets.delete("web", &DeleteParams::default()).await.expect("delete");
+    until("the ticket gone", 20, || async { w.tickets.get_opt("web").await.expect("get").is_none() }).await;
+    assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
+    assert_eq!(
+        deployed(&w.member).await.map(|d| d["acp-region01"].clone()),
+        Some(json!({"class": "Tenant"})),
+        "withdrawn"
+    );
+    assert!(!service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool"));
+    assert!(lbdesk.simulator.calls().iter().any(|c| c.hook == Hook::RevokeNetworkPolicy), "the policy is revoked");
+
+    w.lbs.delete("demo", &DeleteParams::default()).await.expect("delete is accepted");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let kept = w.lbs.get("demo").await.expect("a do-not-delete Loadbalancer stays");
+    assert!(kept.finalizers().iter().any(|f| f == reconciler::FINALIZER));
+}
