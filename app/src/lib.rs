@@ -9,9 +9,11 @@ pub mod auth;
 pub mod components;
 pub mod domain;
 pub mod error;
+pub mod loadbalancers;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ssr;
+pub mod tickets;
 
 mod shell;
 

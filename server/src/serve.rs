@@ -64,7 +64,7 @@ impl Server {
             .await
             .with_context(|| format!("could not listen on {}", args.listen))?;
         let local: SocketAddr = listener.local_addr().context("no local address")?;
-        let admission = Arc::new(Admission);
+        let admission = Arc::new(Admission::default());
         let (api, clusters) = match args.mode {
             Mode::Embedded => {
                 let embedded =
@@ -102,6 +102,7 @@ impl Server {
             tracing::warn!(site_root = %args.site_root.display(), "no built site here: pages load without scripts and styles (run the README's build)");
         }
         let secure_cookies = args.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
+        admission.connect(clusters.mgmt().clone());
         // The network-policy driver: the configured one, or the simulator in-process (embedded).
         let (driver_url, simulator) = match (&args.driver_url, args.mode) {
             (Some(url), _) => (url.clone(), None),

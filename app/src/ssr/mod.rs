@@ -77,3 +77,50 @@ pub fn reply<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     }
     result
 }
+
+/// The signed-in user, who must be a platform admin.
+pub async fn admin() -> Result<CurrentUser, AppError> {
+    let user = user().await?;
+    if user.is_admin() { Ok(user) } else { Err(AppError::Forbidden("This is for platform admins.".into())) }
+}
+
+/// The management cluster's client.
+pub fn mgmt() -> Result<kube::Client, AppError> {
+    Ok(state()?.clusters.mgmt().clone())
+}
+
+/// A Kubernetes error as the user should see it: conflicts and refusals pass through with their
+/// message (admission speaks to users), the rest is logged.
+pub fn kube_error(context: &str, e: kube::Error) -> AppError {
+    match e {
+        kube::Error::Api(s) if s.code == 409 => {
+            AppError::Conflict("Someone changed this in the meantime; reload and try again.".into())
+        }
+        kube::Error::Api(s) if s.code == 404 => AppError::NotFound(format!("{context}: not found")),
+        kube::Error::Api(s) if matches!(s.code, 400 | 403 | 422) => {
+            let message = s
+                .message
+                .split(": ")
+                .skip_while(|p| !p.contains("denied the request"))
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(": ");
+            AppError::Refused(if message.is_empty() { s.message } else { message })
+        }
+        other => internal(context, other),
+    }
+}
+
+/// A domain refusal as a server-function error (the field, when there is one).
+pub fn refused(r: crate::domain::policy::Refusal) -> AppError {
+    match r.field {
+        Some(field) => AppError::Invalid { field, message: r.reason },
+        None => AppError::Refused(r.reason),
+    }
+}
+
+/// The current time, as Kubernetes writes it.
+pub fn now() -> String {
+    let t = time::OffsetDateTime::now_utc();
+    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}

@@ -90,7 +90,7 @@ async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
     };
     match (ticket.spec.state, status.phase) {
         (_, Phase::Deleted) => Ok(Action::await_change()),
-        (DesiredState::Deleted, Phase::Disabled) => delete(ticket, ctx, &lb, status).await,
+        (DesiredState::Deleted, Phase::Disabled | Phase::Failed) => delete(ticket, ctx, &lb, status).await,
         (DesiredState::Disabled, Phase::Enabled) => {
             transition(&mut status, Phase::Disabled, "disabled: listeners withdrawn, addresses and policy kept", &by);
             write(ctx, ticket, status).await?;

@@ -104,3 +104,55 @@ async fn a_denied_create_shows_the_admission_message() {
     let (_, out, _) = k.run(&["get", "lbtickets", "-o", "name"], None);
     assert!(out.trim().is_empty(), "nothing was stored: {out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_refuses_what_the_screens_grey_out() {
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = Kubectl::new(&lbdesk, &dir);
+    let lb = "apiVersion: ebcpaas.io/v1\nkind: Loadbalancer\nmetadata: {name: demo}\nspec:\n  ltm: {url: http://100.1.1.1/api, tokenSecretRef: {namespace: lbdesk-system, name: t}, cidr: 10.0.0.0/24}\n  ve: {addr: 200.1.1.1, credentialsSecretRef: {namespace: lbdesk-system, name: c}, cidr: 20.1.0.0/24}\n  cluster: acp-region01\n  scope: [project-a]\n";
+    let (ok, _, err) = k.run(&["apply", "-f", "-"], Some(lb));
+    assert!(ok, "{err}");
+    let ticket = "apiVersion: ebcpaas.io/v1\nkind: Lbticket\nmetadata: {name: t1, labels: {ebcpaas.io/project: project-a, ebcpaas.io/cluster: acp-region01}}\nspec: {claimer: alice, loadbalancer: demo, namespace: team-a}\n";
+    let (ok, _, err) = k.run(&["apply", "-f", "-"], Some(ticket));
+    assert!(ok, "{err}");
+    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    for _ in 0..100 {
+        if tickets
+            .get("t1")
+            .await
+            .ok()
+            .and_then(|t| t.status)
+            .is_some_and(|s| s.phase == app::domain::crd::Phase::Enabled)
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let denied = |args: &[&str], stdin: Option<&str>, want: &str| {
+        let (ok, _, err) = k.run(args, stdin);
+        assert!(!ok, "{args:?} was allowed");
+        assert!(err.contains("denied the request") && err.contains(want), "{args:?}: {err}");
+    };
+    denied(
+        &["patch", "lb", "demo", "--type", "merge", "-p", r#"{"spec":{"ve":{"cidr":"20.2.0.0/24"}}}"#],
+        None,
+        "ve.cidr: Locked: 1 address request use this load balancer",
+    );
+    denied(&["delete", "lb", "demo"], None, "Cannot delete: 1 address request use this load balancer");
+    denied(
+        &["patch", "lbt", "t1", "--type", "merge", "-p", r#"{"spec":{"veip":"20.1.0.50"}}"#],
+        None,
+        "Only a request that is Created or Failed can be edited; this one is Enabled",
+    );
+    denied(&["delete", "lbt", "t1"], None, "Disable the request before deleting it; it is Enabled");
+    let outside = ticket.replace("name: t1", "name: t2").replace("project-a", "project-b");
+    denied(
+        &["apply", "-f", "-"],
+        Some(&outside),
+        "loadbalancer: This load balancer is not offered to project project-b",
+    );
+    let (ok, _, err) =
+        k.run(&["patch", "lb", "demo", "--type", "merge", "-p", r#"{"spec":{"reserved":["20.1.0.200"]}}"#], None);
+    assert!(ok, "the rest stays editable: {err}");
+}

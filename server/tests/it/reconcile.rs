@@ -479,6 +479,14 @@ async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     })
     .await;
 
+    // Admission refuses deleting a request that is not Disabled.
+    assert!(w.tickets.delete("web", &DeleteParams::default()).await.is_err());
+    w.tickets
+        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .await
+        .expect("no listeners");
+    set_state(&w.tickets, "web", "Disabled").await;
+    wait_phase(&w.tickets, "web", Phase::Disabled).await;
     w.tickets.delete("web", &DeleteParams::default()).await.expect("delete");
     until("the ticket gone", 20, || async { w.tickets.get_opt("web").await.expect("get").is_none() }).await;
     assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
@@ -490,8 +498,9 @@ async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     assert!(!service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool"));
     assert!(lbdesk.simulator.calls().iter().any(|c| c.hook == Hook::RevokeNetworkPolicy), "the policy is revoked");
 
-    w.lbs.delete("demo", &DeleteParams::default()).await.expect("delete is accepted");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let refused = w.lbs.delete("demo", &DeleteParams::default()).await.expect_err("admission refuses");
+    assert!(refused.to_string().contains("labelled ebcpaas.io/do-not-delete"), "{refused}");
     let kept = w.lbs.get("demo").await.expect("a do-not-delete Loadbalancer stays");
-    assert!(kept.finalizers().iter().any(|f| f == reconciler::FINALIZER));
+    assert!(kept.metadata.deletion_timestamp.is_none());
+    assert!(kept.finalizers().iter().any(|f| f == reconciler::FINALIZER), "and its finalizer would hold it too");
 }

@@ -48,10 +48,11 @@ pub fn ticket_enableable(phase: Phase) -> Verdict {
     }
 }
 
-/// Whether the request may be deleted (Disabled only).
+/// Whether the request may be deleted: Disabled, or Failed (a refused request has no approved
+/// policy to keep, and could otherwise never go).
 pub fn ticket_deletable(phase: Phase) -> Verdict {
     match phase {
-        Phase::Disabled => Ok(()),
+        Phase::Disabled | Phase::Failed => Ok(()),
         Phase::Deleted => Err(Refusal::action("This request is already deleted.")),
         other => Err(Refusal::action(format!("Disable the request before deleting it; it is {}.", other.as_str()))),
     }
@@ -129,7 +130,11 @@ mod tests {
             );
             assert_eq!(ticket_disableable(phase, 0, 0).is_ok(), phase == Phase::Enabled, "disable in {phase:?}");
             assert_eq!(ticket_enableable(phase).is_ok(), phase == Phase::Disabled, "enable in {phase:?}");
-            assert_eq!(ticket_deletable(phase).is_ok(), phase == Phase::Disabled, "delete in {phase:?}");
+            assert_eq!(
+                ticket_deletable(phase).is_ok(),
+                matches!(phase, Phase::Disabled | Phase::Failed),
+                "delete in {phase:?}"
+            );
         }
         assert_eq!(
             ticket_editable(Phase::Enabled).expect_err("refused").reason,
