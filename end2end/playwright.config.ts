@@ -34,7 +34,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:0 --data-dir '${dataDir}'`,
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}'`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

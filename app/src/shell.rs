@@ -6,7 +6,7 @@ use leptos_router::components::{ParentRoute, Redirect, Route, Router, Routes};
 use leptos_router::path;
 
 use crate::components::layout::Layout;
-use crate::pages::{login::Login, not_found::NotFound, screens};
+use crate::pages::{loadbalancers, login::Login, not_found::NotFound, screens, tickets};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -39,8 +39,14 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/login") view=Login />
                 <ParentRoute path=path!("") view=Layout>
                     <Route path=path!("/") view=|| view! { <Redirect path="/tickets" /> } />
-                    <Route path=path!("/loadbalancers") view=screens::Loadbalancers />
-                    <Route path=path!("/tickets") view=screens::Tickets />
+                    <Route path=path!("/loadbalancers") view=loadbalancers::Loadbalancers />
+                    <Route path=path!("/loadbalancers/new") view=loadbalancers::LoadbalancerForm />
+                    <Route path=path!("/loadbalancers/:name") view=loadbalancers::LoadbalancerDetail />
+                    <Route path=path!("/loadbalancers/:name/edit") view=loadbalancers::LoadbalancerForm />
+                    <Route path=path!("/tickets") view=tickets::Tickets />
+                    <Route path=path!("/tickets/new") view=tickets::TicketFormPage />
+                    <Route path=path!("/tickets/:name") view=tickets::TicketDetailPage />
+                    <Route path=path!("/tickets/:name/edit") view=tickets::TicketFormPage />
                     <Route path=path!("/listeners") view=screens::Listeners />
                     <Route path=path!("/rules") view=screens::Rules />
                     <Route path=path!("/ingresses") view=screens::Ingresses />

@@ -20,3 +20,9 @@ export async function signIn(page: Page, user: { name: string; password: string 
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
+
+/** Signs in and waits until the signed-in frame shows who is signed in. */
+export async function signedIn(page: Page, user: { name: string; password: string; display: string }) {
+  await signIn(page, user);
+  await expect(page.getByTestId('current-user')).toHaveText(user.display);
+}

@@ -67,11 +67,9 @@ pub fn Layout() -> impl IntoView {
                         })}
                     </Transition>
                 </header>
-                <main class="content">
-                    <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                        {move || Suspend::new(async move { user.await.ok().map(|_| view! { <Outlet /> }) })}
-                    </Transition>
-                </main>
+                // The screen is built once, outside any suspense: the resources it creates must be
+                // created in the same order on the server and in the browser.
+                <main class="content"><Outlet /></main>
             </div>
         </div>
     }

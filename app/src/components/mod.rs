@@ -1,3 +1,5 @@
 //! Building blocks shared by every screen.
 
+pub mod controls;
 pub mod layout;
+pub mod time;

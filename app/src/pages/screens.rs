@@ -1,9 +1,9 @@
-//! The five screens; each gets its own module as it is built.
+//! The screens not built yet, and the "not allowed" page.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::layout::UserResource;
+use crate::error::AppError;
 
 #[component]
 fn ComingSoon(title: &'static str, what: &'static str) -> impl IntoView {
@@ -14,24 +14,6 @@ fn ComingSoon(title: &'static str, what: &'static str) -> impl IntoView {
             <p>{what}</p>
             <p class="muted">"Coming soon."</p>
         </div>
-    }
-}
-
-/// Screen 1: abstract load balancers (platform admins only).
-#[component]
-pub fn Loadbalancers() -> impl IntoView {
-    let user = expect_context::<UserResource>();
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match user.await {
-                    Ok(u) if u.is_admin() => view! {
-                        <ComingSoon title="Load balancers" what="Register tier-1 LTM, tier-2 VE and the CIS of a cluster." />
-                    }.into_any(),
-                    _ => view! { <NotAllowed /> }.into_any(),
-                }
-            })}
-        </Suspense>
     }
 }
 
@@ -47,23 +29,14 @@ pub fn NotAllowed() -> impl IntoView {
     }
 }
 
-/// Screen 2: address requests (tickets).
-#[component]
-pub fn Tickets() -> impl IntoView {
-    let user = expect_context::<UserResource>();
-    view! {
-        <Title text="Address requests" />
-        <h1>"Address requests"</h1>
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                user.await.ok().map(|u| view! {
-                    <p class="muted" data-testid="project">
-                        "Project: " {u.project.unwrap_or_else(|| "(none)".into())}
-                    </p>
-                })
-            })}
-        </Suspense>
-        <div class="empty-state"><p class="muted">"Coming soon."</p></div>
+/// What a page shows when loading its data failed: the "not allowed" page for a refusal of the
+/// role, the message otherwise.
+pub fn failure(e: AppError) -> AnyView {
+    match e {
+        AppError::Forbidden(_) => view! { <NotAllowed /> }.into_any(),
+        e => {
+            view! { <div class="empty-state"><p class="field-error" role="alert">{e.to_string()}</p></div> }.into_any()
+        }
     }
 }
 

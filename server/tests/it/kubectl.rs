@@ -137,9 +137,9 @@ async fn admission_refuses_what_the_screens_grey_out() {
     denied(
         &["patch", "lb", "demo", "--type", "merge", "-p", r#"{"spec":{"ve":{"cidr":"20.2.0.0/24"}}}"#],
         None,
-        "ve.cidr: Locked: 1 address request use this load balancer",
+        "ve.cidr: Locked: in use by 1 address request",
     );
-    denied(&["delete", "lb", "demo"], None, "Cannot delete: 1 address request use this load balancer");
+    denied(&["delete", "lb", "demo"], None, "Cannot delete: in use by 1 address request");
     denied(
         &["patch", "lbt", "t1", "--type", "merge", "-p", r#"{"spec":{"veip":"20.1.0.50"}}"#],
         None,

@@ -21,7 +21,8 @@ pub fn tickets_using<'a>(
 }
 
 fn in_use(n: usize) -> String {
-    format!("{} use this load balancer; delete them first", count(n, "address request", "address requests"))
+    let them = if n == 1 { "it" } else { "them" };
+    format!("in use by {}; delete {them} first", count(n, "address request", "address requests"))
 }
 
 /// Whether `field` (one of [`LB_LOCKED_FIELDS`], else always editable) may be edited now.
@@ -177,7 +178,7 @@ mod tests {
         for field in LB_LOCKED_FIELDS {
             assert!(lb_field_editable(field, 0).is_ok(), "{field}");
             let r = lb_field_editable(field, 1).expect_err("locked");
-            assert_eq!(r.reason, "Locked: 1 address request use this load balancer; delete them first.");
+            assert_eq!(r.reason, "Locked: in use by 1 address request; delete it first.");
             assert_eq!(r.field.as_deref(), Some(field));
         }
         assert!(lb_field_editable("ltm.url", 5).is_ok(), "not a locked field");
@@ -195,7 +196,7 @@ mod tests {
     #[test]
     fn deletion_waits_for_the_last_ticket_and_respects_the_label() {
         assert!(lb_deletable(0, false).is_ok());
-        assert!(lb_deletable(1, false).expect_err("in use").reason.starts_with("Cannot delete: 1 address request"));
+        assert!(lb_deletable(1, false).expect_err("in use").reason.starts_with("Cannot delete: in use by 1 address request"));
         assert!(lb_deletable(0, true).is_err());
     }
 

@@ -1,0 +1,185 @@
+//! Small controls used on every screen: badges, form fields, buttons disabled with a reason,
+//! confirmation, the key/value editor, the timeline.
+
+use leptos::prelude::*;
+
+use crate::domain::crd::{HistoryEntry, Phase};
+use crate::error::AppError;
+
+use super::time::LocalTime;
+
+/// The colour of a phase.
+fn tone(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Enabled => "badge badge-ok",
+        Phase::Failed => "badge badge-bad",
+        Phase::Requested | Phase::Created => "badge badge-info",
+        Phase::Disabled => "badge badge-warn",
+        Phase::Deleted => "badge badge-neutral",
+    }
+}
+
+/// A ticket phase as a badge.
+#[component]
+pub fn PhaseBadge(phase: Phase) -> impl IntoView {
+    view! { <span class=tone(phase) data-testid="phase">{phase.as_str()}</span> }
+}
+
+/// A labelled form field with help text and the error that belongs beside it.
+#[component]
+pub fn Field(
+    label: &'static str,
+    /// The `id` of the input inside, which the label names.
+    id: &'static str,
+    #[prop(optional)] help: &'static str,
+    #[prop(into)] error: Signal<Option<String>>,
+    children: Children,
+) -> impl IntoView {
+    let error_id = format!("{id}-error");
+    view! {
+        <div class="field" class:has-error=move || error.get().is_some()>
+            <label for=id>{label}</label>
+            {children()}
+            {(!help.is_empty()).then(|| view! { <span class="help">{help}</span> })}
+            <span class="field-error" id=error_id role="alert">{move || error.get()}</span>
+        </div>
+    }
+}
+
+/// The message of `error` that belongs beside `field`, as a signal for [`Field`].
+pub fn field_error(error: Signal<Option<AppError>>, field: &'static str) -> Signal<Option<String>> {
+    Signal::derive(move || error.get().and_then(|e| e.for_field(field)))
+}
+
+/// The message of `error` that belongs to no field (shown at the top of a form).
+pub fn form_error(error: Signal<Option<AppError>>, fields: &'static [&'static str]) -> Signal<Option<String>> {
+    Signal::derive(move || match error.get() {
+        Some(AppError::Invalid { field, .. }) if fields.contains(&field.as_str()) => None,
+        Some(e) => Some(e.to_string()),
+        None => None,
+    })
+}
+
+/// A button that stays focusable when not allowed, and says why on hover and focus.
+#[component]
+pub fn ReasonButton(
+    label: &'static str,
+    /// Why the action is not allowed now; `None` when it is.
+    #[prop(into)]
+    reason: Signal<Option<String>>,
+    #[prop(optional)] danger: bool,
+    #[prop(into)] on_click: Callback<()>,
+) -> impl IntoView {
+    let class = if danger { "btn btn-danger" } else { "btn" };
+    view! {
+        <span class="with-reason">
+            <button
+                type="button"
+                class=class
+                aria-disabled=move || reason.get().is_some().then_some("true")
+                title=move || reason.get()
+                on:click=move |_| {
+                    if reason.get_untracked().is_none() {
+                        on_click.run(());
+                    }
+                }
+            >
+                {label}
+            </button>
+            {move || reason.get().map(|r| view! { <span class="reason" role="tooltip">{r}</span> })}
+        </span>
+    }
+}
+
+/// A destructive action that asks first.
+#[component]
+pub fn ConfirmButton(
+    label: &'static str,
+    /// The question asked before acting.
+    question: String,
+    #[prop(into)] reason: Signal<Option<String>>,
+    #[prop(into)] on_confirm: Callback<()>,
+) -> impl IntoView {
+    let asking = RwSignal::new(false);
+    view! {
+        <ReasonButton label reason danger=true on_click=move |_| asking.set(true) />
+        <Show when=move || asking.get()>
+            <div class="confirm" role="dialog" aria-modal="true" aria-label="Confirm">
+                <p>{question.clone()}</p>
+                <button type="button" class="btn btn-danger" on:click=move |_| {
+                    asking.set(false);
+                    on_confirm.run(());
+                }>{format!("Yes, {}", label.to_lowercase())}</button>
+                <button type="button" class="btn" on:click=move |_| asking.set(false)>"Cancel"</button>
+            </div>
+        </Show>
+    }
+}
+
+/// Edits key/value pairs (labels, selectors).
+#[component]
+pub fn KeyValueEditor(
+    id: &'static str,
+    pairs: RwSignal<Vec<(String, String)>>,
+    #[prop(into)] disabled: Signal<bool>,
+) -> impl IntoView {
+    view! {
+        <div class="kv" id=id>
+            <For each={move || (0..pairs.get().len()).collect::<Vec<_>>()} key={|i| *i} let:i>
+                <div class="kv-row">
+                    <input
+                        aria-label=format!("Key {}", i + 1)
+                        value=move || pairs.get().get(i).map(|p| p.0.clone()).unwrap_or_default()
+                        disabled=disabled
+                        on:input=move |ev| pairs.update(|p| if let Some(row) = p.get_mut(i) { row.0 = event_target_value(&ev) })
+                    />
+                    <span>"="</span>
+                    <input
+                        aria-label=format!("Value {}", i + 1)
+                        value=move || pairs.get().get(i).map(|p| p.1.clone()).unwrap_or_default()
+                        disabled=disabled
+                        on:input=move |ev| pairs.update(|p| if let Some(row) = p.get_mut(i) { row.1 = event_target_value(&ev) })
+                    />
+                    <button type="button" class="btn btn-ghost" disabled=disabled aria-label="Remove"
+                        on:click=move |_| pairs.update(|p| { if i < p.len() { p.remove(i); } })>"×"</button>
+                </div>
+            </For>
+            <button type="button" class="btn btn-ghost" disabled=disabled on:click=move |_| pairs.update(|p| p.push(Default::default()))>
+                "+ Add"
+            </button>
+        </div>
+    }
+}
+
+/// The state timeline of a ticket, oldest first.
+#[component]
+pub fn Timeline(history: Vec<HistoryEntry>) -> impl IntoView {
+    view! {
+        <ol class="timeline" aria-label="State timeline">
+            {history
+                .into_iter()
+                .map(|h| view! {
+                    <li>
+                        <PhaseBadge phase=h.phase />
+                        <LocalTime at=h.at.clone() />
+                        <span class="muted">{format!("by {}", h.by)}</span>
+                        <span>{h.message.clone()}</span>
+                    </li>
+                })
+                .collect_view()}
+        </ol>
+    }
+}
+
+/// A usage bar (used of total).
+#[component]
+pub fn UsageBar(used: u64, free: u64) -> impl IntoView {
+    let total = (used + free).max(1);
+    let percent = (used * 100 / total).min(100);
+    view! {
+        <div class="usage" title=format!("{used} used, {free} free")>
+            <div class="usage-bar"><div class="usage-fill" style=format!("width: {percent}%")></div></div>
+            <span class="muted">{format!("{used} used / {free} free")}</span>
+        </div>
+    }
+}
