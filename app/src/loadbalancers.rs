@@ -43,8 +43,8 @@ pub struct LbForm {
     pub scope: Vec<String>,
     /// Addresses or CIDRs, separated by commas, spaces or new lines.
     pub reserved: String,
-    /// Set when editing: the version the form was loaded from (compare-and-swap).
-    pub resource_version: Option<String>,
+    /// Set when editing: the spec generation the form was loaded from.
+    pub generation: Option<i64>,
 }
 
 /// A ticket using a load balancer.
@@ -85,7 +85,8 @@ pub mod ssr {
 
     use super::*;
     use crate::domain::crd::{
-        CisSpec, LABEL_DO_NOT_DELETE, Lbticket, Loadbalancer, LoadbalancerSpec, LtmSpec, SecretRef, VeSpec,
+        CisSpec, LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Lbticket, Loadbalancer, LoadbalancerSpec, LtmSpec, SecretRef,
+        VeSpec,
     };
     use crate::domain::ipam::PairAllocator;
     use crate::domain::policy::{effective_partition, lb_deletable, lb_unique, lb_update, tickets_using, validate_lb};
@@ -180,16 +181,17 @@ pub mod ssr {
             cis_namespace: lb.spec.cis.namespace.clone(),
             scope: lb.spec.scope.clone(),
             reserved: lb.spec.reserved.join(", "),
-            resource_version: lb.resource_version(),
+            generation: lb.metadata.generation,
         }
     }
 
-    async fn put_secret(name: &str, data: BTreeMap<String, String>) -> Result<(), AppError> {
+    async fn put_secret(name: &str, loadbalancer: &str, data: BTreeMap<String, String>) -> Result<(), AppError> {
         let api: Api<Secret> = Api::namespaced(ssr::mgmt()?, SECRETS_NAMESPACE);
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 namespace: Some(SECRETS_NAMESPACE.into()),
+                labels: Some(BTreeMap::from([(LABEL_LOADBALANCER.into(), loadbalancer.into())])),
                 ..Default::default()
             },
             string_data: Some(data),
@@ -256,17 +258,17 @@ pub mod ssr {
         lb_unique(&name, &spec, lbs.iter().map(|l| (l.metadata.name.as_deref().unwrap_or(""), &l.spec)))
             .map_err(refused)?;
         let existing = lbs.iter().find(|l| l.name_any() == name);
-        let creating = form.resource_version.is_none();
-        match (creating, existing) {
-            (true, Some(_)) => {
+        match (form.generation, existing) {
+            (None, Some(_)) => {
                 return Err(AppError::invalid("name", format!("A load balancer named {name} already exists.")));
             }
-            (false, None) => return Err(AppError::NotFound(format!("Load balancer {name} does not exist."))),
-            (false, Some(old)) => {
+            (Some(_), None) => return Err(AppError::NotFound(format!("Load balancer {name} does not exist."))),
+            (Some(loaded), Some(old)) => {
+                ssr::unchanged_since(loaded, &old.metadata)?;
                 let in_use = tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
                 lb_update(&old.spec, &spec, in_use).map_err(refused)?;
             }
-            (true, None) => {
+            (None, None) => {
                 if form.ltm_token.as_deref().is_none_or(str::is_empty) {
                     return Err(AppError::invalid("ltm.token", "The LTM token is required."));
                 }
@@ -277,8 +279,24 @@ pub mod ssr {
                 }
             }
         }
+        let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
+        let mut lb = Loadbalancer::new(&name, spec);
+        lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.into())]));
+        match existing {
+            Some(old) => {
+                lb.metadata.resource_version = old.resource_version();
+                lb.metadata.labels = old.metadata.labels.clone();
+                lb.metadata.finalizers = old.metadata.finalizers.clone();
+                api.replace(&name, &PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
+            }
+            None => {
+                api.create(&PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
+            }
+        }
+        // The secrets follow the object, so a refused save leaves no credential behind.
         if let Some(token) = form.ltm_token.as_deref().filter(|t| !t.is_empty()) {
-            put_secret(&spec.ltm.token_secret_ref.name, BTreeMap::from([("token".into(), token.into())])).await?;
+            put_secret(&lb.spec.ltm.token_secret_ref.name, &name, BTreeMap::from([("token".into(), token.into())]))
+                .await?;
         }
         let mut credentials = BTreeMap::new();
         if let Some(user) = form.ve_user.as_deref().filter(|t| !t.is_empty()) {
@@ -288,21 +306,7 @@ pub mod ssr {
             credentials.insert("password".to_string(), password.to_string());
         }
         if !credentials.is_empty() {
-            put_secret(&spec.ve.credentials_secret_ref.name, credentials).await?;
-        }
-        let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
-        let mut lb = Loadbalancer::new(&name, spec);
-        lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.into())]));
-        match existing {
-            Some(old) => {
-                lb.metadata.resource_version = form.resource_version.clone();
-                lb.metadata.labels = old.metadata.labels.clone();
-                lb.metadata.finalizers = old.metadata.finalizers.clone();
-                api.replace(&name, &PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
-            }
-            None => {
-                api.create(&PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
-            }
+            put_secret(&lb.spec.ve.credentials_secret_ref.name, &name, credentials).await?;
         }
         tracing::info!(loadbalancer = %name, user = %by, "load balancer saved");
         Ok(name)
@@ -364,13 +368,13 @@ pub async fn get_loadbalancer(name: String) -> Result<LbDetail, AppError> {
     )
 }
 
-/// Creates or updates a load balancer (update when `resource_version` is set).
+/// Creates or updates a load balancer (update when `generation` is set).
 #[server(prefix = "/api", endpoint = "lb/save", input = Json)]
 pub async fn save_loadbalancer(form: LbForm) -> Result<String, AppError> {
     crate::ssr::reply(
         async {
             let user = crate::ssr::admin().await?;
-            ssr::save(form, &user.username).await
+            crate::ssr::retrying(|| ssr::save(form.clone(), &user.username)).await
         }
         .await,
     )

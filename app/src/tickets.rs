@@ -37,10 +37,10 @@ pub struct TicketDetail {
     pub listeners: usize,
     pub history: Vec<HistoryEntry>,
     pub conditions: Vec<Condition>,
-    pub resource_version: String,
+    pub generation: i64,
 }
 
-/// The request form (also the edit form, with `resource_version` set).
+/// The request form (also the edit form, with `generation` set).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TicketForm {
     pub name: String,
@@ -50,7 +50,7 @@ pub struct TicketForm {
     pub lbtype: LbType,
     pub veip: String,
     pub ltmip: String,
-    pub resource_version: Option<String>,
+    pub generation: Option<i64>,
 }
 
 /// A load balancer the user may choose.
@@ -160,7 +160,7 @@ pub mod ssr {
             listeners: t.spec.listeners.len(),
             history: status.history,
             conditions: status.conditions,
-            resource_version: t.resource_version().unwrap_or_default(),
+            generation: t.metadata.generation.unwrap_or_default(),
         })
     }
 
@@ -195,12 +195,29 @@ pub mod ssr {
             .ok_or_else(|| AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
     }
 
-    /// Whether `addr` can be requested on `side` of a load balancer by `ticket`.
-    pub async fn check(loadbalancer_name: &str, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
+    /// The load balancer, when the user's current project may request addresses on it (an
+    /// admin: any). Else "not found", so a tenant learns nothing about other projects' ones.
+    pub async fn offered(user: &CurrentUser, name: &str) -> Result<Loadbalancer, AppError> {
+        let lb = loadbalancer(name).await?;
+        if user.is_admin() {
+            return Ok(lb);
+        }
+        let project = user.project.clone().unwrap_or_default();
+        let scope =
+            ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+        let in_cluster = scope.namespaces.iter().any(|(c, _)| *c == lb.spec.cluster);
+        if in_cluster && lb_offered_to(&lb.spec, &lb.spec.cluster, &project).is_ok() {
+            Ok(lb)
+        } else {
+            Err(AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
+        }
+    }
+
+    /// Whether `addr` can be requested on `side` of `lb` by `ticket`.
+    pub fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
         if addr.trim().is_empty() {
             return Ok(());
         }
-        let lb = loadbalancer(loadbalancer_name).await?;
         let ips = lb.status.as_ref().map(|s| s.ips.clone()).unwrap_or_default();
         let alloc = PairAllocator::new(&lb.spec, &ips).map_err(|(f, m)| AppError::invalid(f, m))?;
         let pool = if side == Side::Ve { &alloc.ve } else { &alloc.ltm };
@@ -213,17 +230,18 @@ pub mod ssr {
         object_name("name", &name).map_err(refused)?;
         let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
         let opt = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
-        if let Some(version) = &form.resource_version {
-            // Edit: only the addresses and the load balancer, only while Created or Failed.
+        if let Some(loaded) = form.generation {
+            // Edit: only the addresses, only while Created or Failed.
             let current = fetch(user, &name).await?;
+            ssr::unchanged_since(loaded, &current.metadata)?;
             let phase = current.status.as_ref().map(|s| s.phase).unwrap_or_default();
             ticket_editable(phase).map_err(refused)?;
             let lb = loadbalancer(&current.spec.loadbalancer).await?;
             for (side, addr) in [(Side::Ve, &form.veip), (Side::Ltm, &form.ltmip)] {
-                check(&lb.metadata.name.clone().unwrap_or_default(), side, addr, &name).await?;
+                check(&lb, side, addr, &name)?;
             }
             let patch = json!({
-                "metadata": {"resourceVersion": version, "annotations": {"ebcpaas.io/changed-by": user.username}},
+                "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": user.username}},
                 "spec": {"veip": opt(&form.veip), "ltmip": opt(&form.ltmip)}
             });
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -243,7 +261,7 @@ pub mod ssr {
         let lb = loadbalancer(&form.loadbalancer).await?;
         lb_offered_to(&lb.spec, &form.cluster, &project).map_err(refused)?;
         for (side, addr) in [(Side::Ve, &form.veip), (Side::Ltm, &form.ltmip)] {
-            check(&form.loadbalancer, side, addr, &name).await?;
+            check(&lb, side, addr, &name)?;
         }
         let spec = LbticketSpec {
             // NB: the claimer is the signed-in user, never a form field.
@@ -334,8 +352,9 @@ pub async fn ticket_form_choices() -> Result<TicketChoices, AppError> {
 pub async fn check_address(loadbalancer: String, side: Side, address: String, ticket: String) -> Result<(), AppError> {
     crate::ssr::reply(
         async {
-            crate::ssr::user().await?;
-            ssr::check(&loadbalancer, side, &address, &ticket).await
+            let user = crate::ssr::user().await?;
+            let lb = ssr::offered(&user, &loadbalancer).await?;
+            ssr::check(&lb, side, &address, &ticket)
         }
         .await,
     )
@@ -347,7 +366,7 @@ pub async fn save_ticket(form: TicketForm) -> Result<String, AppError> {
     crate::ssr::reply(
         async {
             let user = crate::ssr::user().await?;
-            ssr::save(&user, form).await
+            crate::ssr::retrying(|| ssr::save(&user, form.clone())).await
         }
         .await,
     )
@@ -359,7 +378,7 @@ pub async fn act_on_ticket(name: String, action: Action) -> Result<(), AppError>
     crate::ssr::reply(
         async {
             let user = crate::ssr::user().await?;
-            ssr::act(&user, &name, action).await
+            crate::ssr::retrying(|| ssr::act(&user, &name, action)).await
         }
         .await,
     )

@@ -24,6 +24,8 @@ pub const LABEL_CLUSTER: &str = "ebcpaas.io/cluster";
 pub const LABEL_NAMESPACE: &str = "ebcpaas.io/namespace";
 /// Label on generated objects naming the ticket that caused them.
 pub const LABEL_LBTICKET: &str = "ebcpaas.io/lbticket";
+/// Label on the credential Secrets lbdesk wrote for a Loadbalancer; they go with it.
+pub const LABEL_LOADBALANCER: &str = "ebcpaas.io/loadbalancer";
 /// A Loadbalancer carrying this label is never deleted.
 pub const LABEL_DO_NOT_DELETE: &str = "ebcpaas.io/do-not-delete";
 

@@ -228,7 +228,7 @@ fn TicketFormBody(choices: crate::tickets::TicketChoices, detail: Option<TicketD
             lbtype: d.row.lbtype,
             veip: d.requested_veip.clone(),
             ltmip: d.requested_ltmip.clone(),
-            resource_version: Some(d.resource_version.clone()),
+            generation: Some(d.generation),
         },
         None => TicketForm {
             cluster: first_ns.0.clone(),

@@ -111,6 +111,32 @@ pub fn kube_error(context: &str, e: kube::Error) -> AppError {
     }
 }
 
+/// Edits are checked against the spec the form was loaded from (its `generation`): the
+/// reconciler's status writes in between are no conflict, someone else's edit of the spec is.
+pub fn unchanged_since(loaded: i64, current: &kube::api::ObjectMeta) -> Result<(), AppError> {
+    if current.generation == Some(loaded) {
+        Ok(())
+    } else {
+        Err(AppError::Conflict("Someone changed this in the meantime; reload and try again.".into()))
+    }
+}
+
+/// Runs `write` again (three attempts in all) when it lost a race on `resourceVersion`. Each
+/// attempt reads and checks afresh, so the rules hold against the object as it is.
+pub async fn retrying<T, F, Fut>(mut write: F) -> Result<T, AppError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, AppError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match write().await {
+            Err(AppError::Conflict(_)) if attempt < 3 => attempt += 1,
+            other => return other,
+        }
+    }
+}
+
 /// A domain refusal as a server-function error (the field, when there is one).
 pub fn refused(r: crate::domain::policy::Refusal) -> AppError {
     match r.field {

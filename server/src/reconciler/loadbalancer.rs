@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use app::domain::crd::{LABEL_DO_NOT_DELETE, Loadbalancer};
+use app::domain::crd::{LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Loadbalancer};
 use app::domain::policy::effective_partition;
+use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::{Api, ResourceExt};
@@ -37,6 +38,7 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                 }
                 tenant::delete_configmap(&ctx, &lb.spec.cluster, &lb.spec.cis.namespace, effective_partition(&lb.spec))
                     .await?;
+                delete_credentials(&ctx, &lb).await?;
                 Ok(Action::await_change())
             }
         }
@@ -48,6 +50,24 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
     })?;
     ctx.succeeded(&format!("lb/{name}"));
     Ok(action)
+}
+
+/// Deletes the credential Secrets lbdesk wrote for `lb` (labelled with its name); Secrets an
+/// admin made and referenced by hand are theirs to keep.
+async fn delete_credentials(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
+    let name = lb.name_any();
+    for secret in [&lb.spec.ltm.token_secret_ref, &lb.spec.ve.credentials_secret_ref] {
+        let api: Api<Secret> = Api::namespaced(ctx.clusters.mgmt().clone(), &secret.namespace);
+        let Some(found) = api.get_opt(&secret.name).await? else { continue };
+        if found.labels().get(LABEL_LOADBALANCER) == Some(&name) {
+            match api.delete(&secret.name, &Default::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// After a failure: log, and retry with backoff.

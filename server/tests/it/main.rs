@@ -8,4 +8,5 @@ mod kubectl;
 mod reconcile;
 mod reflector;
 mod render;
+mod server_fns;
 mod web;

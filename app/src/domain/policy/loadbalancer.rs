@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name};
+use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name, them};
 use crate::domain::crd::{LbticketSpec, LbticketStatus, LoadbalancerSpec, Phase};
 use crate::domain::ipam::PairAllocator;
 
@@ -21,8 +21,7 @@ pub fn tickets_using<'a>(
 }
 
 fn in_use(n: usize) -> String {
-    let them = if n == 1 { "it" } else { "them" };
-    format!("in use by {}; delete {them} first", count(n, "address request", "address requests"))
+    format!("in use by {}; delete {} first", count(n, "address request", "address requests"), them(n))
 }
 
 /// Whether `field` (one of [`LB_LOCKED_FIELDS`], else always editable) may be edited now.
@@ -196,7 +195,12 @@ mod tests {
     #[test]
     fn deletion_waits_for_the_last_ticket_and_respects_the_label() {
         assert!(lb_deletable(0, false).is_ok());
-        assert!(lb_deletable(1, false).expect_err("in use").reason.starts_with("Cannot delete: in use by 1 address request"));
+        assert!(
+            lb_deletable(1, false)
+                .expect_err("in use")
+                .reason
+                .starts_with("Cannot delete: in use by 1 address request")
+        );
         assert!(lb_deletable(0, true).is_err());
     }
 

@@ -64,3 +64,8 @@ pub fn reason(verdict: &Verdict) -> Option<String> {
 pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }
+
+/// The pronoun for `n` things.
+pub(crate) fn them(n: usize) -> &'static str {
+    if n == 1 { "it" } else { "them" }
+}

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::{Refusal, Verdict, count, dns_label, listeners_change, object_name, validate_listeners};
+use super::{Refusal, Verdict, count, dns_label, listeners_change, object_name, them, validate_listeners};
 use crate::domain::crd::{DesiredState, LbType, LbticketSpec, Phase};
 
 /// Whether the request's addresses and choices may be edited (Created or Failed only).
@@ -26,14 +26,16 @@ pub fn ticket_disableable(phase: Phase, listeners: usize, ingresses: usize) -> V
     }
     if listeners > 0 {
         return Err(Refusal::action(format!(
-            "Remove its {} first: disabling would take them off the load balancer.",
-            count(listeners, "listener", "listeners")
+            "Disabling would take its {} off the load balancer; remove {} first.",
+            count(listeners, "listener", "listeners"),
+            them(listeners)
         )));
     }
     if ingresses > 0 {
         return Err(Refusal::action(format!(
-            "{} use this address; remove them first.",
-            count(ingresses, "F5 Ingress", "F5 Ingresses")
+            "In use by {}; remove {} first.",
+            count(ingresses, "F5 Ingress", "F5 Ingresses"),
+            them(ingresses)
         )));
     }
     Ok(())
@@ -145,9 +147,17 @@ mod tests {
     #[test]
     fn listeners_and_ingresses_block_disabling() {
         assert!(
-            ticket_disableable(Phase::Enabled, 1, 0).expect_err("listener").reason.starts_with("Remove its 1 listener")
+            ticket_disableable(Phase::Enabled, 1, 0)
+                .expect_err("listener")
+                .reason
+                .starts_with("Disabling would take its 1 listener off")
         );
-        assert!(ticket_disableable(Phase::Enabled, 0, 2).expect_err("ingress").reason.starts_with("2 F5 Ingresses"));
+        assert!(
+            ticket_disableable(Phase::Enabled, 0, 2)
+                .expect_err("ingress")
+                .reason
+                .starts_with("In use by 2 F5 Ingresses; remove them")
+        );
     }
 
     fn spec() -> LbticketSpec {

@@ -1,0 +1,147 @@
+//! Server-side render of the address-request list with 1,000 requests in the project: the
+//! whole `/tickets` page (session, the list from the embedded API, HTML) as a browser gets it,
+//! against the server function alone (the same list as JSON) and a bare list through kube-rs.
+//! Run: `cargo bench -p server --bench screens`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, LbticketStatus, Phase};
+use kube::Client;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use server::cli::{Mode, ServeArgs, StoreArgs};
+use server::serve::Server;
+
+const TICKETS: usize = 1_000;
+const ROUNDS: usize = 50;
+
+async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> Client {
+    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).expect("kubeconfig");
+    let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
+    Client::try_from(kube::Config::from_custom_kubeconfig(kc, &options).await.expect("config")).expect("client")
+}
+
+/// p50, p95 and max of `ROUNDS` runs of `f`, after two warm-up runs.
+async fn measure<F, Fut>(what: &str, mut f: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = usize>,
+{
+    let mut bytes = 0;
+    for _ in 0..2 {
+        bytes = f().await;
+    }
+    let mut times = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        f().await;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let (p50, p95, max) = (times[ROUNDS / 2], times[ROUNDS * 95 / 100], times[ROUNDS - 1]);
+    println!("{what:<58} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({bytes} bytes)", ms(p50), ms(p95), ms(max));
+    p50
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = dir.path().join("sim.json");
+    std::fs::write(&sim, "{}").expect("simulator behaviour");
+    let args = ServeArgs {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        api_listen: "127.0.0.1:0".parse().expect("addr"),
+        store: StoreArgs { data_dir: dir.path().to_path_buf(), database_url: None },
+        demo: true,
+        public_url: None,
+        site_root: PathBuf::from("target/site"),
+        mode: Mode::Embedded,
+        kubeconfig: None,
+        mgmt_cluster: "mgmt".into(),
+        watch_history: 10_000,
+        driver_url: None,
+        driver_sim_config: Some(sim),
+        driver_timeout: 10,
+        ensure_interval: 3600,
+        no_reconciler: true,
+    };
+    let server = Server::build(args).await.expect("lbdesk starts");
+    let kubeconfig = server.kubeconfig.clone().expect("embedded");
+    let url = server.url.clone();
+    tokio::spawn(server.run_until(std::future::pending()));
+    let mgmt = client(&kubeconfig, "mgmt").await;
+
+    // 1,000 Enabled requests of project-a, each with its addresses and a short timeline.
+    let tickets: Api<Lbticket> = Api::all(mgmt.clone());
+    for i in 0..TICKETS {
+        let name = format!("web-{i:04}");
+        let mut t = Lbticket::new(
+            &name,
+            LbticketSpec {
+                claimer: "alice".into(),
+                loadbalancer: "demo".into(),
+                namespace: "team-a".into(),
+                ..Default::default()
+            },
+        );
+        t.metadata.labels = Some(
+            [(LABEL_PROJECT, "project-a"), (LABEL_CLUSTER, "acp-region01"), (LABEL_NAMESPACE, "team-a")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        tickets.create(&PostParams::default(), &t).await.expect("ticket");
+        let status = LbticketStatus {
+            phase: Phase::Enabled,
+            veip: Some(format!("20.1.{}.{}", i / 250, i % 250 + 1)),
+            ltmip: Some(format!("10.0.{}.{}", i / 250, i % 250 + 1)),
+            ..Default::default()
+        };
+        tickets
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": status})))
+            .await
+            .expect("status");
+    }
+
+    let browser = reqwest::Client::builder().cookie_store(true).build().expect("client");
+    let res = browser
+        .post(format!("{url}/api/login"))
+        .form(&[("username", "alice"), ("password", "alice-demo")])
+        .send()
+        .await
+        .expect("sign in");
+    assert!(res.status().is_success(), "alice signs in");
+
+    println!("{TICKETS} address requests in project-a, {ROUNDS} rounds each:");
+    let page = measure("GET /tickets (whole server-side rendered page)", || async {
+        let html = browser.get(format!("{url}/tickets")).send().await.expect("page").text().await.expect("html");
+        assert!(html.contains("web-0999"), "the page lists the requests");
+        html.len()
+    })
+    .await;
+    let function = measure("POST /api/ticket/list (the page's data as JSON)", || async {
+        let body = browser
+            .post(format!("{url}/api/ticket/list"))
+            .form(&[("project", "")])
+            .send()
+            .await
+            .expect("list")
+            .text()
+            .await
+            .expect("json");
+        body.len()
+    })
+    .await;
+    let list = measure("kube-rs list of the 1,000 Lbtickets (no session, no HTML)", || async {
+        tickets.list(&ListParams::default()).await.expect("list").items.len()
+    })
+    .await;
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "rendering adds {:.2} ms to the server function, which adds {:.2} ms to the bare list (target: page p50 < 30 ms)",
+        ms(page.saturating_sub(function)),
+        ms(function.saturating_sub(list))
+    );
+}

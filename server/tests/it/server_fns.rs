@@ -1,0 +1,332 @@
+//! The server functions of screens 1–2 called as a crafted client would: every rule the pages
+//! grey out is refused here too, with the same reason, and no project sees another's objects.
+
+use std::time::Duration;
+
+use app::domain::crd::{Lbticket, Listener, Phase, Protocol, ServiceRef, Session};
+use app::error::AppError;
+use app::loadbalancers::{LbDetail, LbForm, LbRow};
+use app::tickets::{TicketDetail, TicketForm, TicketRow};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use reqwest::StatusCode;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::on_both_databases;
+
+on_both_databases!(
+    the_load_balancer_functions_are_for_admins_only,
+    an_admin_saves_a_load_balancer_and_never_gets_a_secret_back,
+    a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted,
+    ticket_actions_are_refused_outside_their_phase,
+    a_tenant_reaches_nothing_of_another_project,
+);
+
+/// A signed-in browser session.
+struct User {
+    client: reqwest::Client,
+    url: String,
+}
+
+impl User {
+    async fn sign_in(lbdesk: &Lbdesk, name: &str) -> User {
+        let client = browser();
+        let res = client
+            .post(format!("{}/api/login", lbdesk.url))
+            .form(&[("username", name), ("password", &format!("{name}-demo"))])
+            .send()
+            .await
+            .expect("request");
+        assert!(res.status().is_success(), "{name} signs in: {}", res.status());
+        User { client, url: lbdesk.url.clone() }
+    }
+
+    /// Calls a form-encoded server function.
+    async fn form(&self, endpoint: &str, args: &[(&str, &str)]) -> reqwest::Response {
+        self.client.post(format!("{}/api/{endpoint}", self.url)).form(args).send().await.expect("request")
+    }
+
+    /// Calls a JSON server function.
+    async fn json(&self, endpoint: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client.post(format!("{}/api/{endpoint}", self.url)).json(&body).send().await.expect("request")
+    }
+}
+
+async fn ok<T: DeserializeOwned>(res: reqwest::Response) -> T {
+    let status = res.status();
+    let body = res.text().await.expect("body");
+    assert!(status.is_success(), "{status}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+async fn refused(res: reqwest::Response, status: StatusCode) -> AppError {
+    assert_eq!(res.status(), status);
+    res.json().await.expect("a typed error")
+}
+
+fn lb_form(name: &str) -> LbForm {
+    LbForm {
+        name: name.into(),
+        ltm_url: "http://100.1.1.1/api".into(),
+        ltm_token: Some("ltm-token-s3cret".into()),
+        ltm_cidr: "10.0.0.0/24".into(),
+        ve_addr: "200.1.1.1".into(),
+        ve_user: Some("ve-admin-user".into()),
+        ve_password: Some("ve-passw0rd-s3cret".into()),
+        ve_cidr: "20.1.0.0/16".into(),
+        cluster: "acp-region01".into(),
+        nsselector: vec![("zone".into(), "f5".into())],
+        cis_namespace: "kube-system".into(),
+        ..Default::default()
+    }
+}
+
+fn ticket_form(name: &str, namespace: &str, veip: &str) -> TicketForm {
+    TicketForm {
+        name: name.into(),
+        cluster: "acp-region01".into(),
+        namespace: namespace.into(),
+        loadbalancer: "demo".into(),
+        veip: veip.into(),
+        ..Default::default()
+    }
+}
+
+async fn save_lb(admin: &User, form: &LbForm) -> reqwest::Response {
+    admin.json("lb/save", json!({ "form": form })).await
+}
+
+async fn ticket(user: &User, name: &str) -> TicketDetail {
+    ok(user.form("ticket/get", &[("name", name)]).await).await
+}
+
+async fn wait_phase(user: &User, name: &str, want: Phase) -> TicketDetail {
+    for _ in 0..200 {
+        let t = ticket(user, name).await;
+        if t.row.phase == want {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} never reached {want:?}");
+}
+
+async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    let forbidden = AppError::Forbidden("This is for platform admins.".into());
+    for res in [
+        alice.form("lb/list", &[("search", "")]).await,
+        alice.form("lb/get", &[("name", "demo")]).await,
+        alice.form("lb/choices", &[]).await,
+        save_lb(&alice, &lb_form("mine")).await,
+        alice.form("lb/delete", &[("name", "demo")]).await,
+    ] {
+        assert_eq!(refused(res, StatusCode::FORBIDDEN).await, forbidden);
+    }
+    let rows: Vec<LbRow> = ok(admin.form("lb/list", &[("search", "")]).await).await;
+    assert_eq!(rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["demo"], "the tenant changed nothing");
+}
+
+async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    let secrets = ["ltm-token-s3cret", "ve-admin-user", "ve-passw0rd-s3cret"];
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+
+    let duplicate = refused(save_lb(&admin, &lb_form("copy")).await, StatusCode::CONFLICT).await;
+    assert!(duplicate.to_string().contains("already has this LTM URL"), "{duplicate}");
+    let missing_token =
+        LbForm { ltm_token: None, ltm_url: "http://100.1.1.3/api".into(), partition: "bare".into(), ..lb_form("bare") };
+    let missing_token = refused(save_lb(&admin, &missing_token).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert_eq!(
+        missing_token.for_field("ltm.token").as_deref(),
+        Some("The LTM token is required."),
+        "{missing_token:?}"
+    );
+    let bad_cidr = LbForm { ve_cidr: "20.1.0.0/33".into(), ltm_url: "http://100.1.1.2/api".into(), ..lb_form("bad") };
+    let bad_cidr = refused(save_lb(&admin, &bad_cidr).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(bad_cidr.for_field("ve.cidr").is_some(), "{bad_cidr:?}");
+
+    for res in [
+        admin.form("lb/get", &[("name", "demo")]).await,
+        admin.form("lb/list", &[("search", "")]).await,
+        admin.client.get(format!("{}/loadbalancers/demo/edit", lbdesk.url)).send().await.expect("page"),
+    ] {
+        let body = res.text().await.expect("body");
+        for secret in secrets {
+            assert!(!body.contains(secret), "{secret} leaked");
+        }
+    }
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    assert!(detail.token_set && detail.credentials_set);
+    assert_eq!((&detail.form.ltm_token, &detail.form.ve_password), (&None, &None));
+
+    // Saving the edit form without typing a secret keeps the stored ones.
+    let edit = LbForm { reserved: "20.1.0.9".into(), ..detail.form };
+    ok::<String>(save_lb(&admin, &edit).await).await;
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    assert!(detail.token_set && detail.credentials_set);
+    assert_eq!(detail.form.reserved, "20.1.0.9");
+
+    // Deleting it takes its credentials along.
+    ok::<()>(admin.form("lb/delete", &[("name", "demo")]).await).await;
+    let secrets: Api<Secret> = Api::namespaced(lbdesk.client("mgmt").await, "lbdesk-system");
+    for _ in 0..100 {
+        let gone = admin.form("lb/get", &[("name", "demo")]).await.status() == StatusCode::NOT_FOUND;
+        if gone
+            && secrets.get_opt("demo-ltm").await.expect("get").is_none()
+            && secrets.get_opt("demo-ve").await.expect("get").is_none()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the load balancer or its credentials outlived its deletion");
+}
+
+async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    ok::<String>(alice.json("ticket/save", json!({ "form": ticket_form("web-a", "team-a", "") })).await).await;
+
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    let locked = LbForm { ve_cidr: "20.2.0.0/16".into(), ..detail.form.clone() };
+    let error = refused(save_lb(&admin, &locked).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert_eq!(error.for_field("ve.cidr").as_deref(), Some("Locked: in use by 1 address request; delete it first."));
+    let error = refused(admin.form("lb/delete", &[("name", "demo")]).await, StatusCode::CONFLICT).await;
+    assert_eq!(error, AppError::Refused("Cannot delete: in use by 1 address request; delete it first.".into()));
+    // What is not locked still saves.
+    // The reconciler writes the status meanwhile (capacity, pairs): that is no conflict.
+    let free = LbForm { partition: "region01".into(), ..detail.form };
+    ok::<String>(save_lb(&admin, &free).await).await;
+    // A form loaded before someone else's edit is.
+    let stale = LbForm { reserved: "20.1.0.7".into(), ..free };
+    let error = refused(save_lb(&admin, &stale).await, StatusCode::CONFLICT).await;
+    assert_eq!(error, AppError::Conflict("Someone changed this in the meantime; reload and try again.".into()));
+}
+
+async fn ticket_actions_are_refused_outside_their_phase(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+
+    // The claimer is the session's user, whatever the request says.
+    let mut crafted = json!({ "form": ticket_form("web-a", "team-a", "") });
+    crafted["form"]["claimer"] = json!("mallory");
+    ok::<String>(alice.json("ticket/save", crafted).await).await;
+    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    assert_eq!(tickets.get("web-a").await.expect("ticket").spec.claimer, "alice");
+
+    let enabled = wait_phase(&alice, "web-a", Phase::Enabled).await;
+    let edit = TicketForm {
+        veip: "20.1.0.50".into(),
+        generation: Some(enabled.generation),
+        ..ticket_form("web-a", "team-a", "")
+    };
+    let error = refused(alice.json("ticket/save", json!({ "form": edit })).await, StatusCode::CONFLICT).await;
+    assert!(error.to_string().starts_with("Only a request that is Created or Failed can be edited"), "{error}");
+    let error =
+        refused(alice.form("ticket/act", &[("name", "web-a"), ("action", "Delete")]).await, StatusCode::CONFLICT).await;
+    assert_eq!(error.to_string(), "Disable the request before deleting it; it is Enabled.");
+    let error =
+        refused(alice.form("ticket/act", &[("name", "web-a"), ("action", "Enable")]).await, StatusCode::CONFLICT).await;
+    assert_eq!(error.to_string(), "Only a Disabled request can be enabled; this one is Enabled.");
+
+    // With a listener on it, disabling would cut live traffic.
+    let listener = Listener {
+        name: "web".into(),
+        port: 80,
+        protocol: Protocol::Http,
+        session: Session::None,
+        services: vec![ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 }],
+    };
+    tickets
+        .patch("web-a", &PatchParams::default(), &Patch::Merge(json!({ "spec": { "listeners": [listener] } })))
+        .await
+        .expect("a listener");
+    let error =
+        refused(alice.form("ticket/act", &[("name", "web-a"), ("action", "Disable")]).await, StatusCode::CONFLICT)
+            .await;
+    assert_eq!(error.to_string(), "Disabling would take its 1 listener off the load balancer; remove it first.");
+    tickets
+        .patch("web-a", &PatchParams::default(), &Patch::Merge(json!({ "spec": { "listeners": [] } })))
+        .await
+        .expect("no listener");
+    ok::<()>(alice.form("ticket/act", &[("name", "web-a"), ("action", "Disable")]).await).await;
+    wait_phase(&alice, "web-a", Phase::Disabled).await;
+    ok::<()>(alice.form("ticket/act", &[("name", "web-a"), ("action", "Delete")]).await).await;
+    wait_phase(&alice, "web-a", Phase::Deleted).await;
+
+    // An address outside the range is refused beside its field.
+    let outside = ticket_form("web-b", "team-a", "30.0.0.1");
+    let error =
+        refused(alice.json("ticket/save", json!({ "form": outside })).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(error.for_field("veip").is_some_and(|m| m.contains("not inside")), "{error:?}");
+}
+
+async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let only_b = LbForm {
+        scope: vec!["project-b".into()],
+        partition: "only-b".into(),
+        ltm_url: "http://100.1.1.2/api".into(),
+        ..lb_form("only-b")
+    };
+    ok::<String>(save_lb(&admin, &only_b).await).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    ok::<String>(alice.json("ticket/save", json!({ "form": ticket_form("web-a", "team-a", "") })).await).await;
+    wait_phase(&alice, "web-a", Phase::Enabled).await;
+
+    let bob = User::sign_in(&lbdesk, "bob").await;
+    let rows: Vec<TicketRow> = ok(bob.form("ticket/list", &[("project", "project-a")]).await).await;
+    assert!(rows.is_empty(), "bob lists nothing of project-a: {rows:?}");
+    let hidden = AppError::NotFound("There is no address request web-a in your projects.".into());
+    for res in [
+        bob.form("ticket/get", &[("name", "web-a")]).await,
+        bob.form("ticket/act", &[("name", "web-a"), ("action", "Disable")]).await,
+        bob.json(
+            "ticket/save",
+            json!({ "form": TicketForm { generation: Some(1), ..ticket_form("web-a", "team-a", "") } }),
+        )
+        .await,
+    ] {
+        assert_eq!(refused(res, StatusCode::NOT_FOUND).await, hidden);
+    }
+    // Nor a namespace of project-a, nor a load balancer not offered to his project.
+    let error = refused(
+        bob.json("ticket/save", json!({ "form": ticket_form("b-1", "team-a", "") })).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await;
+    assert!(error.for_field("namespace").is_some(), "{error:?}");
+    let error = refused(
+        alice
+            .json(
+                "ticket/save",
+                json!({ "form": TicketForm { loadbalancer: "only-b".into(), ..ticket_form("a-2", "team-a", "") } }),
+            )
+            .await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await;
+    assert_eq!(
+        error.for_field("loadbalancer").as_deref(),
+        Some("This load balancer is not offered to project project-a.")
+    );
+    let probe = [("loadbalancer", "only-b"), ("side", "Ve"), ("address", "20.1.0.1"), ("ticket", "x")];
+    let error = refused(alice.form("ticket/check-address", &probe).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert_eq!(error.for_field("loadbalancer").as_deref(), Some("There is no load balancer only-b."));
+    // Nothing bob tried changed alice's request.
+    assert_eq!(ticket(&alice, "web-a").await.row.phase, Phase::Enabled);
+}
