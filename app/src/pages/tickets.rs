@@ -10,7 +10,7 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 use crate::components::controls::{ConfirmButton, Field, PhaseBadge, ReasonButton, Timeline, field_error, form_error};
 use crate::components::layout::UserResource;
 use crate::components::time::LocalTime;
-use crate::domain::crd::{LbType, Phase};
+use crate::domain::crd::{DesiredState, LbType, Phase};
 use crate::domain::ipam::Side;
 use crate::domain::policy::{reason, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable};
 use crate::error::AppError;
@@ -88,7 +88,21 @@ pub fn Tickets() -> impl IntoView {
     }
 }
 
-/// `/tickets/:name`, updating itself every second.
+/// Whether the reconciler is still carrying the request towards what was asked of it.
+fn in_motion(phase: Phase, state: DesiredState) -> bool {
+    match state {
+        DesiredState::Active => matches!(phase, Phase::Created | Phase::Requested | Phase::Disabled),
+        DesiredState::Disabled => phase == Phase::Enabled,
+        DesiredState::Deleted => phase != Phase::Deleted,
+    }
+}
+
+/// How often the detail page asks for news while the request moves; when settled, every
+/// `POLL_SETTLED_EVERY` beats.
+const POLL_MOVING: Duration = Duration::from_millis(250);
+const POLL_SETTLED_EVERY: u32 = 8;
+
+/// `/tickets/:name`, updating itself live.
 #[component]
 pub fn TicketDetailPage() -> impl IntoView {
     let params = use_params_map();
@@ -96,10 +110,21 @@ pub fn TicketDetailPage() -> impl IntoView {
     let tick = RwSignal::new(0u32);
     let act = ServerAction::<ActOnTicket>::new();
     let detail = Resource::new(move || (name(), tick.get(), act.version().get()), |(n, _, _)| get_ticket(n));
+    let moving = RwSignal::new(true);
     Effect::new(move |_| {
-        if let Ok(handle) =
-            set_interval_with_handle(move || tick.update(|t| *t = t.wrapping_add(1)), Duration::from_secs(1))
-        {
+        if let Some(Ok(d)) = detail.get() {
+            moving.set(in_motion(d.row.phase, d.row.state));
+        }
+    });
+    Effect::new(move |_| {
+        let beats = std::cell::Cell::new(0u32);
+        let beat = move || {
+            beats.set(beats.get().wrapping_add(1));
+            if moving.get_untracked() || beats.get() % POLL_SETTLED_EVERY == 0 {
+                tick.update(|t| *t = t.wrapping_add(1));
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(beat, POLL_MOVING) {
             on_cleanup(move || handle.clear());
         }
     });
@@ -336,5 +361,22 @@ fn TicketFormBody(choices: crate::tickets::TicketChoices, detail: Option<TicketD
                 <A href="/tickets" attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_polls_fast_only_while_the_request_moves() {
+        assert!(in_motion(Phase::Created, DesiredState::Active));
+        assert!(in_motion(Phase::Requested, DesiredState::Active));
+        assert!(in_motion(Phase::Enabled, DesiredState::Disabled));
+        assert!(in_motion(Phase::Disabled, DesiredState::Deleted));
+        assert!(!in_motion(Phase::Enabled, DesiredState::Active));
+        assert!(!in_motion(Phase::Failed, DesiredState::Active));
+        assert!(!in_motion(Phase::Disabled, DesiredState::Disabled));
+        assert!(!in_motion(Phase::Deleted, DesiredState::Deleted));
     }
 }
