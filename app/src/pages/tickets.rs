@@ -120,7 +120,7 @@ pub fn TicketDetailPage() -> impl IntoView {
         let beats = std::cell::Cell::new(0u32);
         let beat = move || {
             beats.set(beats.get().wrapping_add(1));
-            if moving.get_untracked() || beats.get() % POLL_SETTLED_EVERY == 0 {
+            if moving.get_untracked() || beats.get().is_multiple_of(POLL_SETTLED_EVERY) {
                 tick.update(|t| *t = t.wrapping_add(1));
             }
         };
