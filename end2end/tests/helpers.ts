@@ -26,3 +26,42 @@ export async function signedIn(page: Page, user: { name: string; password: strin
   await signIn(page, user);
   await expect(page.getByTestId('current-user')).toHaveText(user.display);
 }
+
+/** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5. */
+export async function fillLoadbalancer(
+  page: Page,
+  name: string,
+  secrets = { token: 'token', user: 'user', password: 'password' },
+  ltmUrl = 'http://100.1.1.1/api',
+) {
+  await page.getByLabel('Name', { exact: true }).fill(name);
+  await page.getByLabel('LTM URL').fill(ltmUrl);
+  await page.getByLabel('LTM token').fill(secrets.token);
+  await page.getByLabel('LTM CIDR').fill('10.0.0.0/24');
+  await page.getByLabel('VE address').fill('200.1.1.1');
+  await page.getByLabel('VE user').fill(secrets.user);
+  await page.getByLabel('VE password').fill(secrets.password);
+  await page.getByLabel('VE CIDR').fill('20.1.0.0/16');
+  await page.getByLabel('Cluster').selectOption('acp-region01');
+  await page.getByRole('button', { name: '+ Add' }).click();
+  await page.getByLabel('Key 1').fill('zone');
+  await page.getByLabel('Value 1').fill('f5');
+}
+
+/** Opens the request form and fills it in, as a tenant, without sending it. */
+export async function fillRequest(page: Page, name: string, namespace: string, veip = '') {
+  await page.goto('/tickets/new');
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill(name);
+  await page.getByLabel('Namespace').selectOption(namespace);
+  if (veip) {
+    await page.getByLabel('VE IP').fill(veip);
+  }
+}
+
+/** Requests an address through the form, as a tenant, and lands on its page. */
+export async function requestAddress(page: Page, name: string, namespace: string, veip = '') {
+  await fillRequest(page, name, namespace, veip);
+  await page.getByRole('button', { name: 'Request' }).click();
+  await expect(page).toHaveURL(new RegExp(`/tickets/${name}$`));
+}

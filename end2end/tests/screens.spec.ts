@@ -1,11 +1,11 @@
 import { expect, Page, test } from '@playwright/test';
-import { hydrated, signedIn, users } from './helpers';
+import { fillLoadbalancer, hydrated, requestAddress, signedIn, users } from './helpers';
 
 // One story, in order, on one server: an admin registers a load balancer, tenants request
 // addresses on it, the rules grey out what is not allowed.
 test.describe.configure({ mode: 'serial' });
 
-const secrets = ['ltm-token-s3cret', 've-admin-user', 've-passw0rd-s3cret'];
+const secrets = { token: 'ltm-token-s3cret', user: 've-admin-user', password: 've-passw0rd-s3cret' };
 
 /** Every response body the browser receives while `run` runs. */
 async function bodies(page: Page, run: () => Promise<void>): Promise<string[]> {
@@ -19,21 +19,6 @@ async function bodies(page: Page, run: () => Promise<void>): Promise<string[]> {
   return Promise.all(seen);
 }
 
-async function fillLoadbalancer(page: Page, name: string) {
-  await page.getByLabel('Name', { exact: true }).fill(name);
-  await page.getByLabel('LTM URL').fill('http://100.1.1.1/api');
-  await page.getByLabel('LTM token').fill(secrets[0]);
-  await page.getByLabel('LTM CIDR').fill('10.0.0.0/24');
-  await page.getByLabel('VE address').fill('200.1.1.1');
-  await page.getByLabel('VE user').fill(secrets[1]);
-  await page.getByLabel('VE password').fill(secrets[2]);
-  await page.getByLabel('VE CIDR').fill('20.1.0.0/16');
-  await page.getByLabel('Cluster').selectOption('acp-region01');
-  await page.getByRole('button', { name: '+ Add' }).click();
-  await page.getByLabel('Key 1').fill('zone');
-  await page.getByLabel('Value 1').fill('f5');
-}
-
 test('an admin registers a load balancer; secrets never come back; a duplicate is refused', async ({ page }) => {
   await signedIn(page, users.admin);
   await expect(page).toHaveURL(/\/tickets$/);
@@ -43,7 +28,7 @@ test('an admin registers a load balancer; secrets never come back; a duplicate i
     await expect(page.getByText('No load balancers yet.')).toBeVisible();
     await page.getByRole('link', { name: 'New load balancer' }).click();
     await expect(page).toHaveURL(/\/loadbalancers\/new$/);
-    await fillLoadbalancer(page, 'demo-lb');
+    await fillLoadbalancer(page, 'demo-lb', secrets);
     await page.getByRole('button', { name: 'Save' }).click();
     await expect(page).toHaveURL(/\/loadbalancers\/demo-lb$/);
     await expect(page.getByRole('heading', { name: 'Load balancer demo-lb' })).toBeVisible();
@@ -55,13 +40,13 @@ test('an admin registers a load balancer; secrets never come back; a duplicate i
     await expect(page.getByLabel('LTM token')).toHaveAttribute('placeholder', 'set — type to replace');
   });
   for (const body of seen) {
-    for (const secret of secrets) {
+    for (const secret of Object.values(secrets)) {
       expect(body, 'no secret in any response').not.toContain(secret);
     }
   }
   await page.goto('/loadbalancers/new');
   await hydrated(page);
-  await fillLoadbalancer(page, 'demo-lb-copy');
+  await fillLoadbalancer(page, 'demo-lb-copy', secrets);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alert').filter({ hasText: 'already has this LTM URL' })).toBeVisible();
   await expect(page).toHaveURL(/\/loadbalancers\/new$/);
@@ -117,13 +102,7 @@ test("the admin's edit form locks the fields in use and delete says why", async 
 
 test('a refused policy shows Failed with the message; the edit that fixes it reaches Enabled', async ({ page }) => {
   await signedIn(page, users.alice);
-  await page.goto('/tickets/new');
-  await hydrated(page);
-  await page.getByLabel('Name', { exact: true }).fill('pay-a');
-  await page.getByLabel('Namespace').selectOption('acp-region01/default');
-  await page.getByLabel('VE IP').fill('20.1.250.10');
-  await page.getByRole('button', { name: 'Request' }).click();
-  await expect(page).toHaveURL(/\/tickets\/pay-a$/);
+  await requestAddress(page, 'pay-a', 'acp-region01/default', '20.1.250.10');
   const badge = page.getByRole('heading', { name: /Address request pay-a/ }).getByTestId('phase');
   await expect(badge).toHaveText('Failed', { timeout: 15_000 });
   await expect(page.getByTestId('last-error')).toContainText('reserved for the payment zone');

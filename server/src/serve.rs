@@ -8,6 +8,7 @@ use anyhow::Context;
 use app::ssr::AppState;
 use app::ssr::clusters::{Clusters, embedded_kubeconfig, parse_kubeconfig};
 use app::ssr::db::Db;
+use axum::serve::ListenerExt;
 use leptos::config::LeptosOptions;
 use tower_sessions::ExpiredDeletion;
 
@@ -166,13 +167,16 @@ impl Server {
         let handle = axum_server::Handle::new();
         let api = match self.api {
             Some(api) => {
-                let server = axum_server::from_tcp_rustls(api.listener, api.tls)?.handle(handle.clone());
+                // NB: without TCP_NODELAY, small responses wait for delayed ACKs (40 ms stalls).
+                let tls = axum_server::tls_rustls::RustlsAcceptor::new(api.tls)
+                    .acceptor(axum_server::accept::NoDelayAcceptor::new());
+                let server = axum_server::from_tcp(api.listener)?.acceptor(tls).handle(handle.clone());
                 Some(tokio::spawn(server.serve(api.router.into_make_service())))
             }
             None => None,
         };
         let stop_api = handle.clone();
-        let served = axum::serve(self.listener, self.router)
+        let served = axum::serve(self.listener.tap_io(no_delay), self.router)
             .with_graceful_shutdown(async move {
                 shutdown.await;
                 stop_api.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
@@ -258,4 +262,11 @@ async fn shutdown_signal() {
         _ = terminate => {},
     }
     tracing::info!("shutting down");
+}
+
+/// Sends small responses at once: without `TCP_NODELAY` they can wait for a delayed ACK (40 ms).
+pub(crate) fn no_delay(tcp: &mut tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "could not set TCP_NODELAY");
+    }
 }

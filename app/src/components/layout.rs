@@ -10,6 +10,11 @@ use crate::error::AppError;
 /// The signed-in user, provided by [`Layout`] to every screen.
 pub type UserResource = Resource<Result<CurrentUser, AppError>>;
 
+/// Counts the user's switches of project, provided by [`Layout`]: a screen whose data depends on
+/// the current project keys its resources on it (the server reads the project from the session).
+#[derive(Clone, Copy)]
+pub struct ProjectSwitches(pub RwSignal<usize>);
+
 /// One entry of the navigation.
 struct NavItem {
     href: &'static str,
@@ -32,6 +37,7 @@ pub fn Layout() -> impl IntoView {
     let logout = ServerAction::<Logout>::new();
     let user: UserResource = Resource::new(move || switch.version().get(), |_| whoami());
     provide_context(user);
+    provide_context(ProjectSwitches(switch.version()));
 
     // A session that ends while the page is open (expiry, sign-out elsewhere) leads to sign-in.
     Effect::new(move |_| {

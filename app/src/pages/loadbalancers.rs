@@ -57,7 +57,7 @@ pub fn Loadbalancers() -> impl IntoView {
                             <tbody>
                                 {rows.into_iter().map(|r| view! {
                                     <tr>
-                                        <td><A href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</A></td>
+                                        <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
                                         <td>{r.cluster.clone()}</td>
                                         <td>{r.ve_addr.clone()}<div class="muted">{r.ve_cidr.clone()}</div></td>
                                         <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
@@ -142,7 +142,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
                     <thead><tr><th>"VE IP"</th><th>"LTM IP"</th><th>"Request"</th><th>"State"</th></tr></thead>
                     <tbody>{d.pairs.clone().into_iter().map(|p| view! {
                         <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
-                        <td><A href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</A></td>
+                        <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
                         <td>{format!("{:?}", p.status).to_lowercase()}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
@@ -156,7 +156,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
                 <table class="table">
                     <thead><tr><th>"Request"</th><th>"Namespace"</th><th>"Phase"</th></tr></thead>
                     <tbody>{d.tickets.clone().into_iter().map(|t| view! {
-                        <tr><td><A href=format!("/tickets/{}", t.name)>{t.name.clone()}</A></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
+                        <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
             }.into_any()

@@ -8,7 +8,7 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
 use crate::components::controls::{ConfirmButton, Field, PhaseBadge, ReasonButton, Timeline, field_error, form_error};
-use crate::components::layout::UserResource;
+use crate::components::layout::{ProjectSwitches, UserResource};
 use crate::components::time::LocalTime;
 use crate::domain::crd::{DesiredState, LbType, Phase};
 use crate::domain::ipam::Side;
@@ -25,10 +25,9 @@ use crate::tickets::{
 pub fn Tickets() -> impl IntoView {
     let user = expect_context::<UserResource>();
     let project = RwSignal::new(String::new());
-    let rows = Resource::new(
-        move || (project.get(), user.get().and_then(|u| u.ok()).and_then(|u| u.project)),
-        |(p, _)| list_tickets(p),
-    );
+    let switches = expect_context::<ProjectSwitches>().0;
+    let rows = Resource::new(move || (project.get(), switches.get()), |(p, _)| list_tickets(p));
+
     view! {
         <Title text="Address requests" />
         <div class="page-head">
@@ -68,7 +67,7 @@ pub fn Tickets() -> impl IntoView {
                             <tbody>
                                 {rows.into_iter().map(|r| view! {
                                     <tr>
-                                        <td><A href=format!("/tickets/{}", r.name)>{r.name.clone()}</A></td>
+                                        <td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
                                         <td>{r.loadbalancer.clone()}</td>
                                         <td>{format!("{} / {}", r.cluster, r.namespace)}</td>
                                         <td>{r.veip.clone()}</td>

@@ -14,6 +14,7 @@ use app::domain::crd::DriverState;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use http::StatusCode;
 use ipnet::IpNet;
@@ -260,7 +261,7 @@ impl Simulator {
 
     /// Serves on `listener` until the process ends.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        axum::serve(listener.tap_io(crate::serve::no_delay), self.router()).await
     }
 }
 

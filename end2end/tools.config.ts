@@ -3,16 +3,17 @@ import * as os from 'os';
 import * as path from 'path';
 import base from './playwright.config';
 
-// The latency measurement of docs/perf.md: the same server, its driver simulator answering at
-// once. Not part of the test suite; run it with
-//   LBDESK_BIN=$PWD/../target/release/lbdesk npx playwright test --config perf.config.ts
-const port = Number(process.env.LBDESK_PERF_PORT ?? 3918);
+// Tools, not tests: the latency measurement of docs/perf.md and the screenshots of the README,
+// on the release server with its driver simulator answering at once. Run from end2end/:
+//   npx playwright test --config tools.config.ts enabled       (docs/perf.md)
+//   npx playwright test --config tools.config.ts screenshots   (docs/screenshots/)
+const port = Number(process.env.LBDESK_TOOLS_PORT ?? 3918);
 const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/release/lbdesk');
-const dataDir = path.join(os.tmpdir(), `lbdesk-perf-${port}`);
+const dataDir = path.join(os.tmpdir(), `lbdesk-tools-${port}`);
 
 export default defineConfig({
   ...base,
-  testDir: './perf',
+  testDir: './tools',
   timeout: 120_000,
   use: { ...base.use, baseURL: `http://127.0.0.1:${port}` },
   webServer: {
