@@ -27,6 +27,17 @@ pub struct TicketRow {
     pub message: String,
 }
 
+impl TicketRow {
+    /// Whether the list's search `query` finds this row (name, load balancer, cluster or
+    /// namespace; case-insensitive; an empty query finds every row).
+    pub fn matches(&self, query: &str) -> bool {
+        let query = query.trim().to_lowercase();
+        [&self.name, &self.loadbalancer, &self.cluster, &self.namespace]
+            .iter()
+            .any(|f| f.to_lowercase().contains(&query))
+    }
+}
+
 /// The detail page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TicketDetail {
@@ -382,4 +393,35 @@ pub async fn act_on_ticket(name: String, action: Action) -> Result<(), AppError>
         }
         .await,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, loadbalancer: &str, namespace: &str) -> TicketRow {
+        TicketRow {
+            name: name.into(),
+            project: "project-a".into(),
+            loadbalancer: loadbalancer.into(),
+            cluster: "acp-region01".into(),
+            namespace: namespace.into(),
+            veip: String::new(),
+            ltmip: String::new(),
+            lbtype: LbType::Listener,
+            phase: Phase::Enabled,
+            state: DesiredState::Active,
+            created: String::new(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_search_finds_name_load_balancer_cluster_and_namespace() {
+        let r = row("shop-web", "region01-dmz", "team-a");
+        for query in ["", "  ", "SHOP", "dmz", "region01", "team-a"] {
+            assert!(r.matches(query), "{query:?}");
+        }
+        assert!(!r.matches("intranet"));
+    }
 }

@@ -114,6 +114,15 @@ test('a refused policy shows Failed with the message; the edit that fixes it rea
   await expect(page).toHaveURL(/\/tickets\/pay-a$/);
   await expect(badge).toHaveText('Enabled', { timeout: 15_000 });
   await expect(page.getByTestId('veip')).toHaveText('20.1.0.77');
+  // The list finds it by name; a search that finds nothing says so.
+  await page.goto('/tickets');
+  await hydrated(page);
+  const search = page.getByRole('searchbox', { name: 'Search address requests' });
+  await search.fill('pay');
+  await expect(page.getByRole('link', { name: 'pay-a' })).toBeVisible();
+  await expect(page.getByRole('link', { name: 'web-a' })).toHaveCount(0);
+  await search.fill('no-such-request');
+  await expect(page.getByText('No address request matches “no-such-request”.')).toBeVisible();
 });
 
 test("the tenant's actions follow the phase, and delete asks first", async ({ page }) => {

@@ -27,12 +27,16 @@ pub fn Tickets() -> impl IntoView {
     let project = RwSignal::new(String::new());
     let switches = expect_context::<ProjectSwitches>().0;
     let rows = Resource::new(move || (project.get(), switches.get()), |(p, _)| list_tickets(p));
-
+    let search = RwSignal::new(String::new());
     view! {
         <Title text="Address requests" />
         <div class="page-head">
             <h1>"Address requests"</h1>
             <A href="/tickets/new" attr:class="btn btn-primary">"Request an address"</A>
+        </div>
+        <div class="toolbar">
+            <input type="search" placeholder="Search by name, load balancer or namespace" aria-label="Search address requests"
+                on:input=move |ev| search.set(event_target_value(&ev)) />
         </div>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
@@ -54,10 +58,14 @@ pub fn Tickets() -> impl IntoView {
         </Suspense>
         <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
+                let query = search.get();
                 match rows.await {
                     Err(e) => failure(e),
                     Ok(rows) if rows.is_empty() => view! {
                         <div class="empty-state"><p>"No address requests yet."</p><p class="muted">"Request a load-balancer address for a namespace of your project."</p></div>
+                    }.into_any(),
+                    Ok(rows) if !rows.iter().any(|r| r.matches(&query)) => view! {
+                        <div class="empty-state"><p>{format!("No address request matches “{query}”.")}</p></div>
                     }.into_any(),
                     Ok(rows) => view! {
                         <table class="table">
@@ -65,7 +73,7 @@ pub fn Tickets() -> impl IntoView {
                                 <th>"Name"</th><th>"Load balancer"</th><th>"Cluster / namespace"</th><th>"VE IP"</th><th>"LTM IP"</th><th>"Type"</th><th>"Phase"</th><th>"Created"</th><th>"Last error"</th>
                             </tr></thead>
                             <tbody>
-                                {rows.into_iter().map(|r| view! {
+                                {rows.into_iter().filter(|r| r.matches(&query)).map(|r| view! {
                                     <tr>
                                         <td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
                                         <td>{r.loadbalancer.clone()}</td>
