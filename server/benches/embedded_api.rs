@@ -1,7 +1,8 @@
 //! The embedded API's cost, against the same operations done directly through sqlx on the same
 //! SQLite file. Run: `cargo bench -p server --bench embedded_api` (prints the figures).
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -9,10 +10,8 @@ use std::time::{Duration, Instant};
 use app::domain::crd::{Lbticket, LbticketSpec};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Client;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
-use server::cli::{Mode, ServeArgs, StoreArgs};
 use server::serve::Server;
 
 const TICKETS: usize = 10_000;
@@ -41,37 +40,15 @@ fn ticket(i: usize) -> Lbticket {
     t
 }
 
-async fn client(server_kubeconfig: &serde_json::Value, cluster: &str) -> Client {
-    let kubeconfig = app::ssr::clusters::parse_kubeconfig(server_kubeconfig).expect("kubeconfig");
-    let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
-    Client::try_from(kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.expect("config")).expect("client")
-}
-
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let args = ServeArgs {
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        api_listen: "127.0.0.1:0".parse().expect("addr"),
-        store: StoreArgs { data_dir: dir.path().to_path_buf(), database_url: None },
-        demo: true,
-        public_url: None,
-        site_root: PathBuf::from("target/site"),
-        mode: Mode::Embedded,
-        kubeconfig: None,
-        mgmt_cluster: "mgmt".into(),
-        watch_history: 100_000,
-        driver_url: None,
-        driver_sim_config: None,
-        driver_timeout: 10,
-        ensure_interval: 300,
-        no_reconciler: true,
-    };
+    let args = common::args(dir.path());
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");
     let pool = server.db.pool.clone();
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = client(&kubeconfig, "mgmt").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await;
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
     println!("embedded API on SQLite, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
 
@@ -239,7 +216,7 @@ async fn main() {
     );
 
     // 3. Watch latency: from the start of a write to the event at a subscriber, 1,000 writes.
-    let cms: Api<ConfigMap> = Api::namespaced(client(&kubeconfig, "acp-region01").await, "team-a");
+    let cms: Api<ConfigMap> = Api::namespaced(common::client(&kubeconfig, "acp-region01").await, "team-a");
     let cm =
         ConfigMap { metadata: ObjectMeta { name: Some("watched".into()), ..Default::default() }, ..Default::default() };
     let rv = cms.create(&PostParams::default(), &cm).await.expect("create").metadata.resource_version.expect("rv");

@@ -3,7 +3,8 @@
 //! changed (time, writes), ticket create → its ConfigMap written (p50, p99 over 200), and the
 //! resident memory. Run: `cargo bench -p server --bench reconciler`.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,7 +18,6 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Client;
 use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::cli::{Mode, ServeArgs, StoreArgs};
 use server::reconciler::{self, Config};
 use server::serve::Server;
 
@@ -42,12 +42,6 @@ fn listener(name: &str) -> Vec<Listener> {
         session: Session::Cookie,
         services: vec![ServiceRef { service: format!("svc-{name}"), port: 8080, weight: 100 }],
     }]
-}
-
-async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> Client {
-    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).expect("kubeconfig");
-    let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
-    Client::try_from(kube::Config::from_custom_kubeconfig(kc, &options).await.expect("config")).expect("client")
 }
 
 async fn versions(mgmt: &Client, member: &Client) -> (String, String) {
@@ -93,31 +87,13 @@ async fn settle(running: &reconciler::Running, n: u64) {
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = dir.path().join("sim.json");
-    std::fs::write(&sim, "{}").expect("simulator behaviour");
-    let args = ServeArgs {
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        api_listen: "127.0.0.1:0".parse().expect("addr"),
-        store: StoreArgs { data_dir: dir.path().to_path_buf(), database_url: None },
-        demo: true,
-        public_url: None,
-        site_root: PathBuf::from("target/site"),
-        mode: Mode::Embedded,
-        kubeconfig: None,
-        mgmt_cluster: "mgmt".into(),
-        watch_history: 100_000,
-        driver_url: None,
-        driver_sim_config: Some(sim),
-        driver_timeout: 10,
-        ensure_interval: 3600,
-        no_reconciler: true,
-    };
+    let args = common::args(dir.path());
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = client(&kubeconfig, "mgmt").await;
-    let member = client(&kubeconfig, "acp-region01").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await;
+    let member = common::client(&kubeconfig, "acp-region01").await;
 
     // The state: namespaces, 5 Loadbalancers (one tenant each), 10,000 Enabled tickets.
     let started = Instant::now();

@@ -3,24 +3,17 @@
 //! against the server function alone (the same list as JSON) and a bare list through kube-rs.
 //! Run: `cargo bench -p server --bench screens`.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, LbticketStatus, Phase};
-use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::cli::{Mode, ServeArgs, StoreArgs};
 use server::serve::Server;
 
 const TICKETS: usize = 1_000;
 const ROUNDS: usize = 50;
-
-async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> Client {
-    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).expect("kubeconfig");
-    let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
-    Client::try_from(kube::Config::from_custom_kubeconfig(kc, &options).await.expect("config")).expect("client")
-}
 
 /// p50, p95 and max of `ROUNDS` runs of `f`, after two warm-up runs.
 async fn measure<F, Fut>(what: &str, mut f: F) -> Duration
@@ -48,30 +41,12 @@ where
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sim = dir.path().join("sim.json");
-    std::fs::write(&sim, "{}").expect("simulator behaviour");
-    let args = ServeArgs {
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        api_listen: "127.0.0.1:0".parse().expect("addr"),
-        store: StoreArgs { data_dir: dir.path().to_path_buf(), database_url: None },
-        demo: true,
-        public_url: None,
-        site_root: PathBuf::from("target/site"),
-        mode: Mode::Embedded,
-        kubeconfig: None,
-        mgmt_cluster: "mgmt".into(),
-        watch_history: 10_000,
-        driver_url: None,
-        driver_sim_config: Some(sim),
-        driver_timeout: 10,
-        ensure_interval: 3600,
-        no_reconciler: true,
-    };
+    let args = common::args(dir.path());
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");
     let url = server.url.clone();
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = client(&kubeconfig, "mgmt").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await;
 
     // 1,000 Enabled requests of project-a, each with its addresses and a short timeline.
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());

@@ -2,4 +2,5 @@
 
 pub mod controls;
 pub mod layout;
+pub mod loaded;
 pub mod time;

@@ -7,16 +7,13 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 
 use crate::components::controls::{ConfirmButton, Field, KeyValueEditor, UsageBar, field_error, form_error};
 use crate::components::layout::UserResource;
+use crate::components::loaded::Loaded;
 use crate::domain::policy::{lb_deletable, lb_field_editable, reason};
 use crate::loadbalancers::{
-    DeleteLoadbalancer, LbDetail, LbForm, SaveLoadbalancer, get_loadbalancer, list_loadbalancers, loadbalancer_choices,
+    DeleteLoadbalancer, LbDetail, LbForm, LbRow, SaveLoadbalancer, get_loadbalancer, list_loadbalancers,
+    loadbalancer_choices,
 };
-use crate::pages::screens::failure;
 
-/// Shows `children` to platform admins, "not allowed" to others.
-///
-/// NB: the layout renders screens only once the user is loaded, so this reads it directly
-/// (children with resources must not be created inside a `Suspend`).
 /// `/loadbalancers`
 #[component]
 pub fn Loadbalancers() -> impl IntoView {
@@ -42,37 +39,41 @@ pub fn Loadbalancers() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match rows.await {
-                    Err(e) => failure(e),
-                    Ok(rows) if rows.is_empty() => view! {
-                        <div class="empty-state"><p>"No load balancers yet."</p><p class="muted">"Register the first one: LTM, VE and the CIS of a member cluster."</p></div>
-                    }.into_any(),
-                    Ok(rows) => view! {
-                        <table class="table">
-                            <thead><tr>
-                                <th>"Name"</th><th>"Cluster"</th><th>"VE"</th><th>"LTM"</th><th>"Address pairs"</th><th>"Requests"</th><th>"Ready"</th>
-                            </tr></thead>
-                            <tbody>
-                                {rows.into_iter().map(|r| view! {
-                                    <tr>
-                                        <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
-                                        <td>{r.cluster.clone()}</td>
-                                        <td>{r.ve_addr.clone()}<div class="muted">{r.ve_cidr.clone()}</div></td>
-                                        <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
-                                        <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
-                                        <td>{r.tickets}</td>
-                                        <td>{if r.ready { view! { <span class="badge badge-ok">"Ready"</span> } } else { view! { <span class="badge badge-info">"Pending"</span> } }}</td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=rows show=lb_table />
     }
+}
+
+fn lb_table(rows: Vec<LbRow>) -> AnyView {
+    if rows.is_empty() {
+        return view! {
+            <div class="empty-state">
+                <p>"No load balancers yet."</p>
+                <p class="muted">"Register the first one: LTM, VE and the CIS of a member cluster."</p>
+            </div>
+        }
+        .into_any();
+    }
+    view! {
+        <table class="table">
+            <thead><tr>
+                <th>"Name"</th><th>"Cluster"</th><th>"VE"</th><th>"LTM"</th><th>"Address pairs"</th><th>"Requests"</th><th>"Ready"</th>
+            </tr></thead>
+            <tbody>
+                {rows.into_iter().map(|r| view! {
+                    <tr>
+                        <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
+                        <td>{r.cluster.clone()}</td>
+                        <td>{r.ve_addr.clone()}<div class="muted">{r.ve_cidr.clone()}</div></td>
+                        <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
+                        <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
+                        <td>{r.tickets}</td>
+                        <td>{if r.ready { view! { <span class="badge badge-ok">"Ready"</span> } } else { view! { <span class="badge badge-info">"Pending"</span> } }}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
 }
 
 /// `/loadbalancers/:name`
@@ -88,14 +89,7 @@ pub fn LoadbalancerDetail() -> impl IntoView {
         }
     });
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Err(e) => failure(e),
-                    Ok(d) => view! { <LbDetailBody d delete /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=detail show=move |d| view! { <LbDetailBody d delete /> }.into_any() />
     }
 }
 
@@ -178,14 +172,7 @@ pub fn LoadbalancerForm() -> impl IntoView {
         Ok::<_, crate::error::AppError>((choices, detail))
     });
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match loaded.await {
-                    Err(e) => failure(e),
-                    Ok((choices, detail)) => view! { <LbFormBody choices detail /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=loaded show=|(choices, detail)| view! { <LbFormBody choices detail /> }.into_any() />
     }
 }
 
@@ -257,9 +244,7 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
                     <input id="ltm-url" required placeholder="http://100.1.1.1/api" value=move || form.get().ltm_url on:input=set(|f, v| f.ltm_url = v) />
                 </Field>
                 <Field label="LTM token" id="ltm-token" help="Stored in a Secret; never shown again." error=field_error(error, "ltm.token")>
-                    <input id="ltm-token" type="password" autocomplete="new-password"
-                        placeholder=if token_set { "set — type to replace" } else { "" }
-                        on:input=move |ev| form.update(|f| f.ltm_token = Some(event_target_value(&ev)).filter(|t| !t.is_empty())) />
+                    <SecretInput id="ltm-token" password=true stored=token_set set=move |v| form.update(|f| f.ltm_token = v) />
                 </Field>
                 <Field label="LTM CIDR" id="ltm-cidr" help="Bank-facing addresses to allocate from." error=field_error(error, "ltm.cidr")>
                     <input id="ltm-cidr" required placeholder="10.0.0.0/24" disabled=locked("ltm.cidr").is_some() title=locked("ltm.cidr")
@@ -273,12 +258,10 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
                     <input id="ve-addr" required placeholder="200.1.1.1" value=move || form.get().ve_addr on:input=set(|f, v| f.ve_addr = v) />
                 </Field>
                 <Field label="VE user" id="ve-user" error=field_error(error, "ve.user")>
-                    <input id="ve-user" autocomplete="off" placeholder=if credentials_set { "set — type to replace" } else { "" }
-                        on:input=move |ev| form.update(|f| f.ve_user = Some(event_target_value(&ev)).filter(|t| !t.is_empty())) />
+                    <SecretInput id="ve-user" stored=credentials_set set=move |v| form.update(|f| f.ve_user = v) />
                 </Field>
                 <Field label="VE password" id="ve-password" help="Stored in a Secret; never shown again." error=field_error(error, "ve.password")>
-                    <input id="ve-password" type="password" autocomplete="new-password" placeholder=if credentials_set { "set — type to replace" } else { "" }
-                        on:input=move |ev| form.update(|f| f.ve_password = Some(event_target_value(&ev)).filter(|t| !t.is_empty())) />
+                    <SecretInput id="ve-password" password=true stored=credentials_set set=move |v| form.update(|f| f.ve_password = v) />
                 </Field>
                 <Field label="VE CIDR" id="ve-cidr" help="Virtual-server addresses users get." error=field_error(error, "ve.cidr")>
                     <input id="ve-cidr" required placeholder="20.1.0.0/16" disabled=locked("ve.cidr").is_some() title=locked("ve.cidr")
@@ -337,5 +320,21 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
                 <A href="/loadbalancers" attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>
+    }
+}
+
+/// A write-only input: left empty, what is stored stays; the placeholder says whether anything is.
+#[component]
+fn SecretInput(
+    id: &'static str,
+    #[prop(optional)] password: bool,
+    stored: bool,
+    #[prop(into)] set: Callback<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <input id=id type=if password { "password" } else { "text" }
+            autocomplete=if password { "new-password" } else { "off" }
+            placeholder=if stored { "set — type to replace" } else { "" }
+            on:input=move |ev| set.run(Some(event_target_value(&ev)).filter(|v| !v.is_empty())) />
     }
 }

@@ -9,6 +9,7 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 
 use crate::components::controls::{ConfirmButton, Field, PhaseBadge, ReasonButton, Timeline, field_error, form_error};
 use crate::components::layout::{ProjectSwitches, UserResource};
+use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
 use crate::domain::crd::{DesiredState, LbType, Phase};
 use crate::domain::ipam::Side;
@@ -136,14 +137,7 @@ pub fn TicketDetailPage() -> impl IntoView {
         }
     });
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Err(e) => failure(e),
-                    Ok(d) => view! { <TicketBody d act /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=detail show=move |d| view! { <TicketBody d act /> }.into_any() />
     }
 }
 
@@ -232,14 +226,7 @@ pub fn TicketFormPage() -> impl IntoView {
         Ok::<_, AppError>((choices, detail))
     });
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match loaded.await {
-                    Err(e) => failure(e),
-                    Ok((choices, detail)) => view! { <TicketFormBody choices detail /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=loaded show=|(choices, detail)| view! { <TicketFormBody choices detail /> }.into_any() />
     }
 }
 

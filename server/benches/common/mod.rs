@@ -1,0 +1,38 @@
+//! What the benchmarks share: lbdesk in embedded mode inside the benchmark's process, and
+//! clients of its Kubernetes API.
+
+use std::path::Path;
+
+use kube::Client;
+use server::cli::{Mode, ServeArgs, StoreArgs};
+
+/// `lbdesk serve --demo` on free loopback ports with its data in `dir`, the driver simulator
+/// answering at once and no reconciler (a benchmark starts its own when it needs one).
+pub fn args(dir: &Path) -> ServeArgs {
+    let sim = dir.join("sim.json");
+    std::fs::write(&sim, "{}").expect("simulator behaviour");
+    ServeArgs {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        api_listen: "127.0.0.1:0".parse().expect("addr"),
+        store: StoreArgs { data_dir: dir.to_path_buf(), database_url: None },
+        demo: true,
+        public_url: None,
+        site_root: "target/site".into(),
+        mode: Mode::Embedded,
+        kubeconfig: None,
+        mgmt_cluster: "mgmt".into(),
+        watch_history: 100_000,
+        driver_url: None,
+        driver_sim_config: Some(sim),
+        driver_timeout: 10,
+        ensure_interval: 3600,
+        no_reconciler: true,
+    }
+}
+
+/// A client of one cluster of the embedded API.
+pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> Client {
+    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).expect("kubeconfig");
+    let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
+    Client::try_from(kube::Config::from_custom_kubeconfig(kc, &options).await.expect("config")).expect("client")
+}
