@@ -243,8 +243,11 @@ async fn run_all(t: &Target) {
 }
 
 async fn embedded(backend: Backend) -> (crate::helpers::Lbdesk, Target) {
-    // A short event log, so that version 1 is compacted away after a few hundred writes.
-    let lbdesk = spawn_lbdesk_with(backend, Options { watch_history: 50, ..Default::default() }).await;
+    // A short event log, so that version 1 is compacted away after a few hundred writes. No
+    // reconciler: the suite checks what the API does, with no controller writing beside it (as
+    // on a real cluster without lbdesk).
+    let options = Options { watch_history: 50, reconciler: false, ..Default::default() };
+    let lbdesk = spawn_lbdesk_with(backend, options).await;
     let client = lbdesk.client("mgmt").await;
     let stranger = lbdesk.client_with_token("mgmt", "not-a-token").await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
