@@ -41,14 +41,14 @@ fn ticket(i: usize) -> Lbticket {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let args = common::args(dir.path());
+    let args = common::args(dir.path())?;
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");
     let pool = server.db.pool.clone();
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = common::client(&kubeconfig, "mgmt").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await?;
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
     println!("embedded API on SQLite, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
 
@@ -216,7 +216,7 @@ async fn main() {
     );
 
     // 3. Watch latency: from the start of a write to the event at a subscriber, 1,000 writes.
-    let cms: Api<ConfigMap> = Api::namespaced(common::client(&kubeconfig, "acp-region01").await, "team-a");
+    let cms: Api<ConfigMap> = Api::namespaced(common::client(&kubeconfig, "acp-region01").await?, "team-a");
     let cm =
         ConfigMap { metadata: ObjectMeta { name: Some("watched".into()), ..Default::default() }, ..Default::default() };
     let rv = cms.create(&PostParams::default(), &cm).await.expect("create").metadata.resource_version.expect("rv");
@@ -345,4 +345,5 @@ async fn main() {
         direct_conflicts.load(Ordering::SeqCst),
         api_cas.as_secs_f64() / direct_cas.as_secs_f64()
     );
+    Ok(())
 }

@@ -85,15 +85,15 @@ async fn settle(running: &reconciler::Running, n: u64) {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let args = common::args(dir.path());
+    let args = common::args(dir.path())?;
     let server = Server::build(args).await.expect("lbdesk starts");
     let kubeconfig = server.kubeconfig.clone().expect("embedded");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = common::client(&kubeconfig, "mgmt").await;
-    let member = common::client(&kubeconfig, "acp-region01").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await?;
+    let member = common::client(&kubeconfig, "acp-region01").await?;
 
     // The state: namespaces, 5 Loadbalancers (one tenant each), 10,000 Enabled tickets.
     let started = Instant::now();
@@ -272,4 +272,5 @@ async fn main() {
         rss_mib()
     );
     second.task.abort();
+    Ok(())
 }

@@ -7,6 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use anyhow::{Context, ensure};
 use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, LbticketStatus, Phase};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -16,37 +17,36 @@ const TICKETS: usize = 1_000;
 const ROUNDS: usize = 50;
 
 /// p50, p95 and max of `ROUNDS` runs of `f`, after two warm-up runs.
-async fn measure<F, Fut>(what: &str, mut f: F) -> Duration
+async fn measure<F, Fut>(what: &str, mut f: F) -> anyhow::Result<Duration>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = usize>,
+    Fut: std::future::Future<Output = anyhow::Result<usize>>,
 {
     let mut bytes = 0;
     for _ in 0..2 {
-        bytes = f().await;
+        bytes = f().await?;
     }
     let mut times = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let started = Instant::now();
-        f().await;
+        f().await?;
         times.push(started.elapsed());
     }
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let (p50, p95, max) = (times[ROUNDS / 2], times[ROUNDS * 95 / 100], times[ROUNDS - 1]);
     println!("{what:<58} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({bytes} bytes)", ms(p50), ms(p95), ms(max));
-    p50
+    Ok(p50)
 }
 
 #[tokio::main]
-async fn main() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let args = common::args(dir.path());
-    let server = Server::build(args).await.expect("lbdesk starts");
-    let kubeconfig = server.kubeconfig.clone().expect("embedded");
+async fn main() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir().context("no temporary directory")?;
+    let server = Server::build(common::args(dir.path())?).await.context("lbdesk did not start")?;
+    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
     let url = server.url.clone();
     tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = common::client(&kubeconfig, "mgmt").await;
+    let mgmt = common::client(&kubeconfig, "mgmt").await?;
 
     // 1,000 Enabled requests of project-a, each with its addresses and a short timeline.
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
@@ -67,7 +67,7 @@ async fn main() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         );
-        tickets.create(&PostParams::default(), &t).await.expect("ticket");
+        tickets.create(&PostParams::default(), &t).await.with_context(|| format!("create {name}"))?;
         let status = LbticketStatus {
             phase: Phase::Enabled,
             veip: Some(format!("20.1.{}.{}", i / 250, i % 250 + 1)),
@@ -77,46 +77,39 @@ async fn main() {
         tickets
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": status})))
             .await
-            .expect("status");
+            .with_context(|| format!("status of {name}"))?;
     }
 
-    let browser = reqwest::Client::builder().cookie_store(true).build().expect("client");
+    let browser = reqwest::Client::builder().cookie_store(true).build()?;
     let res = browser
         .post(format!("{url}/api/login"))
         .form(&[("username", "alice"), ("password", "alice-demo")])
         .send()
         .await
-        .expect("sign in");
-    assert!(res.status().is_success(), "alice signs in");
+        .context("sign in")?;
+    ensure!(res.status().is_success(), "alice could not sign in: {}", res.status());
 
     println!("{TICKETS} address requests in project-a, {ROUNDS} rounds each:");
     let page = measure("GET /tickets (whole server-side rendered page)", || async {
-        let html = browser.get(format!("{url}/tickets")).send().await.expect("page").text().await.expect("html");
-        assert!(html.contains("web-0999"), "the page lists the requests");
-        html.len()
+        let html = browser.get(format!("{url}/tickets")).send().await?.text().await?;
+        ensure!(html.contains("web-0999"), "the page does not list the requests");
+        Ok(html.len())
     })
-    .await;
+    .await?;
     let function = measure("POST /api/ticket/list (the page's data as JSON)", || async {
-        let body = browser
-            .post(format!("{url}/api/ticket/list"))
-            .form(&[("project", "")])
-            .send()
-            .await
-            .expect("list")
-            .text()
-            .await
-            .expect("json");
-        body.len()
+        let body = browser.post(format!("{url}/api/ticket/list")).form(&[("project", "")]).send().await?.text().await?;
+        Ok(body.len())
     })
-    .await;
+    .await?;
     let list = measure("kube-rs list of the 1,000 Lbtickets (no session, no HTML)", || async {
-        tickets.list(&ListParams::default()).await.expect("list").items.len()
+        Ok(tickets.list(&ListParams::default()).await?.items.len())
     })
-    .await;
+    .await?;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "rendering adds {:.2} ms to the server function, which adds {:.2} ms to the bare list (target: page p50 < 30 ms)",
         ms(page.saturating_sub(function)),
         ms(function.saturating_sub(list))
     );
+    Ok(())
 }

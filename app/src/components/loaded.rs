@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::AppError;
-use crate::pages::screens::failure;
+use crate::pages::screens::NotAllowed;
 
 /// Shows `show` of the resource's value once it is loaded (the last one stays on screen while it
 /// reloads), or what failed: the "not allowed" page for a refusal of the role, else the message.
@@ -27,5 +27,16 @@ where
                 })
             }}
         </Transition>
+    }
+}
+
+/// What a page shows when loading its data failed: the "not allowed" page for a refusal of the
+/// role, the message otherwise.
+fn failure(e: AppError) -> AnyView {
+    match e {
+        AppError::Forbidden(_) => view! { <NotAllowed /> }.into_any(),
+        e => {
+            view! { <div class="empty-state"><p class="field-error" role="alert">{e.to_string()}</p></div> }.into_any()
+        }
     }
 }

@@ -3,8 +3,6 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::error::AppError;
-
 #[component]
 fn ComingSoon(title: &'static str, what: &'static str) -> impl IntoView {
     view! {
@@ -26,17 +24,6 @@ pub fn NotAllowed() -> impl IntoView {
             <h1>"Not allowed"</h1>
             <p>"This screen is for platform admins."</p>
         </div>
-    }
-}
-
-/// What a page shows when loading its data failed: the "not allowed" page for a refusal of the
-/// role, the message otherwise.
-pub fn failure(e: AppError) -> AnyView {
-    match e {
-        AppError::Forbidden(_) => view! { <NotAllowed /> }.into_any(),
-        e => {
-            view! { <div class="empty-state"><p class="field-error" role="alert">{e.to_string()}</p></div> }.into_any()
-        }
     }
 }
 

@@ -15,9 +15,8 @@ use crate::domain::crd::{DesiredState, LbType, Phase};
 use crate::domain::ipam::Side;
 use crate::domain::policy::{reason, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable};
 use crate::error::AppError;
-use crate::pages::screens::failure;
 use crate::tickets::{
-    ActOnTicket, Action, SaveTicket, TicketDetail, TicketForm, check_address, get_ticket, list_tickets,
+    ActOnTicket, Action, SaveTicket, TicketDetail, TicketForm, TicketRow, check_address, get_ticket, list_tickets,
     ticket_form_choices,
 };
 
@@ -57,43 +56,49 @@ pub fn Tickets() -> impl IntoView {
                 })
             })}
         </Suspense>
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let query = search.get();
-                match rows.await {
-                    Err(e) => failure(e),
-                    Ok(rows) if rows.is_empty() => view! {
-                        <div class="empty-state"><p>"No address requests yet."</p><p class="muted">"Request a load-balancer address for a namespace of your project."</p></div>
-                    }.into_any(),
-                    Ok(rows) if !rows.iter().any(|r| r.matches(&query)) => view! {
-                        <div class="empty-state"><p>{format!("No address request matches “{query}”.")}</p></div>
-                    }.into_any(),
-                    Ok(rows) => view! {
-                        <table class="table">
-                            <thead><tr>
-                                <th>"Name"</th><th>"Load balancer"</th><th>"Cluster / namespace"</th><th>"VE IP"</th><th>"LTM IP"</th><th>"Type"</th><th>"Phase"</th><th>"Created"</th><th>"Last error"</th>
-                            </tr></thead>
-                            <tbody>
-                                {rows.into_iter().filter(|r| r.matches(&query)).map(|r| view! {
-                                    <tr>
-                                        <td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
-                                        <td>{r.loadbalancer.clone()}</td>
-                                        <td>{format!("{} / {}", r.cluster, r.namespace)}</td>
-                                        <td>{r.veip.clone()}</td>
-                                        <td>{r.ltmip.clone()}</td>
-                                        <td>{if r.lbtype == LbType::Ingress { "F5 Ingress" } else { "Listener" }}</td>
-                                        <td><PhaseBadge phase=r.phase /></td>
-                                        <td><LocalTime at=r.created.clone() /></td>
-                                        <td class="error-cell">{r.message.clone()}</td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=rows show=move |rows| view! { {move || ticket_table(&rows, &search.get())} }.into_any() />
     }
+}
+
+/// The rows the search finds, or why there are none.
+fn ticket_table(rows: &[TicketRow], query: &str) -> AnyView {
+    if rows.is_empty() {
+        return view! {
+            <div class="empty-state">
+                <p>"No address requests yet."</p>
+                <p class="muted">"Request a load-balancer address for a namespace of your project."</p>
+            </div>
+        }
+        .into_any();
+    }
+    let found: Vec<&TicketRow> = rows.iter().filter(|r| r.matches(query)).collect();
+    if found.is_empty() {
+        return view! { <div class="empty-state"><p>{format!("No address request matches “{query}”.")}</p></div> }
+            .into_any();
+    }
+    view! {
+        <table class="table">
+            <thead><tr>
+                <th>"Name"</th><th>"Load balancer"</th><th>"Cluster / namespace"</th><th>"VE IP"</th><th>"LTM IP"</th><th>"Type"</th><th>"Phase"</th><th>"Created"</th><th>"Last error"</th>
+            </tr></thead>
+            <tbody>
+                {found.into_iter().map(|r| view! {
+                    <tr>
+                        <td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
+                        <td>{r.loadbalancer.clone()}</td>
+                        <td>{format!("{} / {}", r.cluster, r.namespace)}</td>
+                        <td>{r.veip.clone()}</td>
+                        <td>{r.ltmip.clone()}</td>
+                        <td>{if r.lbtype == LbType::Ingress { "F5 Ingress" } else { "Listener" }}</td>
+                        <td><PhaseBadge phase=r.phase /></td>
+                        <td><LocalTime at=r.created.clone() /></td>
+                        <td class="error-cell">{r.message.clone()}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
 }
 
 /// Whether the reconciler is still carrying the request towards what was asked of it.
@@ -118,11 +123,11 @@ pub fn TicketDetailPage() -> impl IntoView {
     let tick = RwSignal::new(0u32);
     let act = ServerAction::<ActOnTicket>::new();
     let detail = Resource::new(move || (name(), tick.get(), act.version().get()), |(n, _, _)| get_ticket(n));
-    let moving = RwSignal::new(true);
-    Effect::new(move |_| {
-        if let Some(Ok(d)) = detail.get() {
-            moving.set(in_motion(d.row.phase, d.row.state));
-        }
+    // Fast while loading or moving; an error page is settled.
+    let moving = Memo::new(move |_| match detail.get() {
+        Some(Ok(d)) => in_motion(d.row.phase, d.row.state),
+        Some(Err(_)) => false,
+        None => true,
     });
     Effect::new(move |_| {
         let beats = std::cell::Cell::new(0u32);

@@ -3,17 +3,19 @@
 
 use std::path::Path;
 
+use anyhow::Context;
 use kube::Client;
 use server::cli::{Mode, ServeArgs, StoreArgs};
 
 /// `lbdesk serve --demo` on free loopback ports with its data in `dir`, the driver simulator
 /// answering at once and no reconciler (a benchmark starts its own when it needs one).
-pub fn args(dir: &Path) -> ServeArgs {
+pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
     let sim = dir.join("sim.json");
-    std::fs::write(&sim, "{}").expect("simulator behaviour");
-    ServeArgs {
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        api_listen: "127.0.0.1:0".parse().expect("addr"),
+    std::fs::write(&sim, "{}").with_context(|| format!("could not write {}", sim.display()))?;
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    Ok(ServeArgs {
+        listen: loopback,
+        api_listen: loopback,
         store: StoreArgs { data_dir: dir.to_path_buf(), database_url: None },
         demo: true,
         public_url: None,
@@ -27,12 +29,13 @@ pub fn args(dir: &Path) -> ServeArgs {
         driver_timeout: 10,
         ensure_interval: 3600,
         no_reconciler: true,
-    }
+    })
 }
 
 /// A client of one cluster of the embedded API.
-pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> Client {
-    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).expect("kubeconfig");
+pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> anyhow::Result<Client> {
+    let kc = app::ssr::clusters::parse_kubeconfig(kubeconfig).map_err(|e| anyhow::anyhow!("kubeconfig: {e}"))?;
     let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
-    Client::try_from(kube::Config::from_custom_kubeconfig(kc, &options).await.expect("config")).expect("client")
+    let config = kube::Config::from_custom_kubeconfig(kc, &options).await.context("kubeconfig")?;
+    Ok(Client::try_from(config)?)
 }

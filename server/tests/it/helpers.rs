@@ -170,3 +170,19 @@ pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
+
+/// Waits until `check` holds (polling), or fails naming `what`.
+pub async fn until<F, Fut>(what: &str, seconds: u64, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}

@@ -14,7 +14,7 @@ use server::driver::Hook;
 use server::driver::sim::{Behaviour, Deny, Fault};
 use server::reconciler::{self, Step};
 
-use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
 const CLUSTER: &str = "acp-region01";
 
@@ -58,22 +58,6 @@ fn ticket(name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
             ..Default::default()
         },
     )
-}
-
-/// Waits until `check` holds (polling), or fails naming `what`.
-async fn until<F, Fut>(what: &str, seconds: u64, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
-    while tokio::time::Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
 }
 
 async fn phase(api: &Api<Lbticket>, name: &str) -> Option<Phase> {

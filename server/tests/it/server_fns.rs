@@ -1,8 +1,6 @@
 //! The server functions of screens 1–2 called as a crafted client would: every rule the pages
 //! grey out is refused here too, with the same reason, and no project sees another's objects.
 
-use std::time::Duration;
-
 use app::domain::crd::{Lbticket, Listener, Phase, Protocol, ServiceRef, Session};
 use app::error::AppError;
 use app::loadbalancers::{LbDetail, LbForm, LbRow};
@@ -14,7 +12,7 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk, until};
 use crate::on_both_databases;
 
 on_both_databases!(
@@ -104,20 +102,20 @@ async fn ticket(user: &User, name: &str) -> TicketDetail {
 }
 
 async fn wait_phase(user: &User, name: &str, want: Phase) -> TicketDetail {
-    for _ in 0..200 {
-        let t = ticket(user, name).await;
-        if t.row.phase == want {
-            return t;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{name} never reached {want:?}");
+    until(&format!("{name} to be {want:?}"), 20, || async { ticket(user, name).await.row.phase == want }).await;
+    ticket(user, name).await
 }
 
-async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
+/// lbdesk with the load balancer `demo` registered by the admin, who is signed in.
+async fn with_demo_lb(backend: Backend) -> (Lbdesk, User) {
     let lbdesk = spawn_lbdesk(backend).await;
     let admin = User::sign_in(&lbdesk, "admin").await;
     ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    (lbdesk, admin)
+}
+
+async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
+    let (lbdesk, admin) = with_demo_lb(backend).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     let forbidden = AppError::Forbidden("This is for platform admins.".into());
     for res in [
@@ -134,10 +132,8 @@ async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
 }
 
 async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
+    let (lbdesk, admin) = with_demo_lb(backend).await;
     let secrets = ["ltm-token-s3cret", "ve-admin-user", "ve-passw0rd-s3cret"];
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
 
     let duplicate = refused(save_lb(&admin, &lb_form("copy")).await, StatusCode::CONFLICT).await;
     assert!(duplicate.to_string().contains("already has this LTM URL"), "{duplicate}");
@@ -177,23 +173,16 @@ async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Ba
     // Deleting it takes its credentials along.
     ok::<()>(admin.form("lb/delete", &[("name", "demo")]).await).await;
     let secrets: Api<Secret> = Api::namespaced(lbdesk.client("mgmt").await, "lbdesk-system");
-    for _ in 0..100 {
-        let gone = admin.form("lb/get", &[("name", "demo")]).await.status() == StatusCode::NOT_FOUND;
-        if gone
+    until("the load balancer and its credentials to be gone", 10, || async {
+        admin.form("lb/get", &[("name", "demo")]).await.status() == StatusCode::NOT_FOUND
             && secrets.get_opt("demo-ltm").await.expect("get").is_none()
             && secrets.get_opt("demo-ve").await.expect("get").is_none()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the load balancer or its credentials outlived its deletion");
+    })
+    .await;
 }
 
 async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let (lbdesk, admin) = with_demo_lb(backend).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     ok::<String>(alice.json("ticket/save", json!({ "form": ticket_form("web-a", "team-a", "") })).await).await;
 
@@ -214,9 +203,7 @@ async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(ba
 }
 
 async fn ticket_actions_are_refused_outside_their_phase(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let (lbdesk, _admin) = with_demo_lb(backend).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
 
     // The claimer is the session's user, whatever the request says.
@@ -274,9 +261,7 @@ async fn ticket_actions_are_refused_outside_their_phase(backend: Backend) {
 }
 
 async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let (lbdesk, admin) = with_demo_lb(backend).await;
     let only_b = LbForm {
         scope: vec!["project-b".into()],
         partition: "only-b".into(),
