@@ -229,6 +229,18 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
     };
     let lock_note =
         move |field: &'static str| locked(field).map(|r| view! { <span class="locked" role="note">{r}</span> });
+    // A range that is locked while requests use the load balancer.
+    let cidr_input = move |id: &'static str,
+                           field: &'static str,
+                           placeholder: &'static str,
+                           get: fn(&LbForm) -> String,
+                           put: fn(&mut LbForm, String)| {
+        view! {
+            <input id=id required placeholder=placeholder disabled=locked(field).is_some() title=locked(field)
+                value=move || get(&form.get()) on:input=set(put) />
+            {lock_note(field)}
+        }
+    };
     let projects = choices.projects.clone();
     view! {
         <Title text=title.clone() />
@@ -247,9 +259,7 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
                     <SecretInput id="ltm-token" password=true stored=token_set set=move |v| form.update(|f| f.ltm_token = v) />
                 </Field>
                 <Field label="LTM CIDR" id="ltm-cidr" help="Bank-facing addresses to allocate from." error=field_error(error, "ltm.cidr")>
-                    <input id="ltm-cidr" required placeholder="10.0.0.0/24" disabled=locked("ltm.cidr").is_some() title=locked("ltm.cidr")
-                        value=move || form.get().ltm_cidr on:input=set(|f, v| f.ltm_cidr = v) />
-                    {lock_note("ltm.cidr")}
+                    {cidr_input("ltm-cidr", "ltm.cidr", "10.0.0.0/24", |f| f.ltm_cidr.clone(), |f, v| f.ltm_cidr = v)}
                 </Field>
             </fieldset>
             <fieldset>
@@ -264,9 +274,7 @@ fn LbFormBody(choices: crate::loadbalancers::LbChoices, detail: Option<LbDetail>
                     <SecretInput id="ve-password" password=true stored=credentials_set set=move |v| form.update(|f| f.ve_password = v) />
                 </Field>
                 <Field label="VE CIDR" id="ve-cidr" help="Virtual-server addresses users get." error=field_error(error, "ve.cidr")>
-                    <input id="ve-cidr" required placeholder="20.1.0.0/16" disabled=locked("ve.cidr").is_some() title=locked("ve.cidr")
-                        value=move || form.get().ve_cidr on:input=set(|f, v| f.ve_cidr = v) />
-                    {lock_note("ve.cidr")}
+                    {cidr_input("ve-cidr", "ve.cidr", "20.1.0.0/16", |f| f.ve_cidr.clone(), |f, v| f.ve_cidr = v)}
                 </Field>
             </fieldset>
             <fieldset>
