@@ -30,14 +30,14 @@ pub const LABEL_LOADBALANCER: &str = "ebcpaas.io/loadbalancer";
 pub const LABEL_DO_NOT_DELETE: &str = "ebcpaas.io/do-not-delete";
 
 /// A reference to a Secret in the management cluster.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 pub struct SecretRef {
     pub namespace: String,
     pub name: String,
 }
 
 /// Tier-1 LTM: the bank-facing address range and how to reach the device.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LtmSpec {
     pub url: String,
@@ -46,7 +46,7 @@ pub struct LtmSpec {
 }
 
 /// Tier-2 BIG-IP VE: the virtual-server address range and how to reach the device.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VeSpec {
     pub addr: String,
@@ -55,7 +55,7 @@ pub struct VeSpec {
 }
 
 /// Where this Loadbalancer's CIS reads its AS3 ConfigMap.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct CisSpec {
     pub namespace: String,
 }
@@ -67,7 +67,7 @@ impl Default for CisSpec {
 }
 
 /// An abstract load balancer: tier-1 LTM + tier-2 VE + the CIS of one member cluster.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[kube(
     group = "ebcpaas.io",
     version = "v1",
@@ -232,7 +232,7 @@ pub struct ServiceRef {
 }
 
 /// A virtual server on the ticket's VE address.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct Listener {
     pub name: String,
     pub port: u16,
@@ -243,7 +243,7 @@ pub struct Listener {
 }
 
 /// A load-balancer address request.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[kube(
     group = "ebcpaas.io",
     version = "v1",
@@ -391,14 +391,14 @@ pub enum Operator {
 }
 
 /// One value of a condition; the values of a condition are OR'ed.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct RuleValue {
     pub operator: Operator,
     pub value: String,
 }
 
 /// One condition of a rule.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct RuleCondition {
     #[serde(rename = "type")]
     pub type_: RuleType,
@@ -409,7 +409,7 @@ pub struct RuleCondition {
 }
 
 /// A canary / content rule on one listener of a ticket.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[kube(
     group = "ebcpaas.io",
     version = "v1",

@@ -365,7 +365,7 @@ async fn update(
         let gone = object::meta_str(&next, "deletionTimestamp").is_some() && object::finalizers(&next).is_empty();
         let result = api
             .store
-            .write(&key, |now| {
+            .write_after(&key, Some(current), |now| {
                 let now = now.ok_or_else(|| not_found(kind, &name))?;
                 if object::resource_version(&now) != seen {
                     return Err(conflict(kind, &name));

@@ -123,7 +123,7 @@ pub struct DriverClient {
 
 impl DriverClient {
     pub fn new(url: &str, timeouts: Timeouts) -> anyhow::Result<DriverClient> {
-        let http = reqwest::Client::builder().build()?;
+        let http = reqwest::Client::builder().pool_idle_timeout(std::time::Duration::from_secs(15)).build()?;
         Ok(DriverClient { http, url: url.trim_end_matches('/').to_string(), timeouts })
     }
 
@@ -133,26 +133,33 @@ impl DriverClient {
         let timeout = self.timeouts.of(hook);
         let name = hook.path();
         let sent = self.http.post(format!("{}/{name}", self.url)).json(&request).timeout(timeout).send().await;
-        let response = sent.map_err(|e| {
+        let failed = |e: reqwest::Error| {
             if e.is_timeout() {
                 DriverError::Timeout { hook: name, seconds: timeout.as_secs() }
             } else {
-                DriverError::Unreachable { hook: name, reason: e.to_string() }
+                DriverError::Unreachable { hook: name, reason: causes(&e) }
             }
-        })?;
+        };
+        let response = sent.map_err(failed)?;
         let code = response.status();
         if !code.is_success() {
             return Err(DriverError::Status { hook: name, code: code.as_u16() });
         }
-        let body = response.bytes().await.map_err(|e| {
-            if e.is_timeout() {
-                DriverError::Timeout { hook: name, seconds: timeout.as_secs() }
-            } else {
-                DriverError::Unreachable { hook: name, reason: e.to_string() }
-            }
-        })?;
+        let body = response.bytes().await.map_err(failed)?;
         serde_json::from_slice(&body).map_err(|e| DriverError::Invalid { hook: name, reason: e.to_string() })
     }
+}
+
+/// An error with its causes ("error sending request: connection refused"), for the ticket.
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

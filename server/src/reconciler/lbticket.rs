@@ -39,11 +39,11 @@ pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> 
 }
 
 /// The Loadbalancer, from the cache; from the API when the cache does not have it (yet).
-async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Loadbalancer>> {
+async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Arc<Loadbalancer>>> {
     if let Some(lb) = ctx.loadbalancers.get(&kube::runtime::reflector::ObjectRef::new(name)) {
-        return Ok(Some((*lb).clone()));
+        return Ok(Some(lb));
     }
-    Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?)
+    Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?.map(Arc::new))
 }
 
 /// The record ID of the ticket's n-th policy request (stable across retries of that request).
@@ -94,7 +94,6 @@ async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
         (DesiredState::Disabled, Phase::Enabled) => {
             transition(&mut status, Phase::Disabled, "disabled: listeners withdrawn, addresses and policy kept", &by);
             write(ctx, ticket, status).await?;
-            ctx.request_sync(&lb.spec.cluster);
             Ok(Action::requeue(ctx.config.ensure_every))
         }
         (DesiredState::Active, Phase::Disabled) => {
@@ -222,7 +221,8 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
     }
 }
 
-/// Enabled: the pair is bound; the cluster's syncer places the listeners (and reports on them).
+/// Enabled: the pair is bound; the cluster's syncer places the listeners (and reports on them)
+/// once its cache takes in the status written here.
 async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: LbticketStatus) -> Result<Action> {
     let name = ticket.name_any();
     let bound =
@@ -231,7 +231,6 @@ async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: Lb
         allocation::mark(ctx, &lb.name_any(), &name, BondState::Bond).await?;
     }
     write(ctx, ticket, status).await?;
-    ctx.request_sync(&lb.spec.cluster);
     Ok(Action::requeue(ctx.config.ensure_every))
 }
 
@@ -259,7 +258,7 @@ async fn release_all(
 ) -> Result<()> {
     let Some(lb) = lb else { return Ok(()) };
     // NB: synchronously, so nothing generated outlives the ticket (it is no longer live).
-    tenant::sync(ctx, &lb.spec.cluster, Some(&ticket.name_any())).await?;
+    tenant::sync(ctx, &lb.spec.cluster, Some(&ticket.name_any()), false).await?;
     if let Some(policy) = &status.policy {
         let record = format!("revoke-{}", policy.record_id);
         let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
@@ -279,7 +278,7 @@ async fn cleanup(ticket: &Lbticket, ctx: &Context) -> Result<()> {
     if status.phase == Phase::Deleted {
         return Ok(());
     }
-    release_all(ticket, ctx, loadbalancer(ctx, &ticket.spec.loadbalancer).await?.as_ref(), &status).await
+    release_all(ticket, ctx, loadbalancer(ctx, &ticket.spec.loadbalancer).await?.as_deref(), &status).await
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
     let action = finalizer(&api, FINALIZER, lb, |event| async {
         match event {
             Finalizer::Apply(lb) => {
-                allocation::refresh_capacity(&ctx, &lb.name_any()).await?;
+                allocation::refresh_capacity(&ctx, &lb).await?;
                 ctx.request_sync(&lb.spec.cluster);
                 Ok(Action::requeue(ctx.config.ensure_every))
             }

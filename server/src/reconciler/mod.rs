@@ -18,10 +18,10 @@ use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
 use app::ssr::clusters::Clusters;
 use futures::StreamExt;
 use kube::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::{WatchStreamExt, predicates, watcher};
 use tokio::sync::Mutex;
 
 use crate::driver::{DriverClient, DriverError};
@@ -92,6 +92,8 @@ pub struct Context {
     pub config: Config,
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// What each member cluster's last sync placed.
+    memo: std::sync::Mutex<tenant::Memo>,
     /// Wakes a member cluster's syncer.
     sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
     /// Consecutive failures per object, for the backoff.
@@ -151,10 +153,16 @@ pub struct Running {
     pub task: tokio::task::JoinHandle<()>,
 }
 
-/// A cache of `api`, kept current by a watch; every change it takes in wakes the syncers.
+/// Reconciles running at once per controller. Unbounded, a resync of 10,000 tickets opens a
+/// connection to the API per ticket; the API serialises writes anyway.
+const CONCURRENCY: u16 = 16;
+
+/// A cache of `api`, kept current by a watch; every change it takes in that `concerns` the
+/// member clusters wakes the syncers.
 fn cache<K>(
     api: Api<K>,
     wake: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
+    mut concerns: impl FnMut(&K) -> bool + Send + 'static,
 ) -> (Store<K>, impl futures::Future<Output = ()>)
 where
     K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
@@ -164,8 +172,10 @@ where
         reflector::reflector(writer, watcher(api, watcher::Config::default())).default_backoff().touched_objects();
     (
         reader,
-        changes.for_each(move |_| {
-            wake.values().for_each(|n| n.notify_one());
+        changes.for_each(move |changed| {
+            if changed.as_ref().map_or(true, &mut concerns) {
+                wake.values().for_each(|n| n.notify_one());
+            }
             async {}
         }),
     )
@@ -187,9 +197,9 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
         let lbs_api: Api<Loadbalancer> = Api::all(mgmt.clone());
         let sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>> =
             Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
-        let (tickets, ticket_cache) = cache(tickets_api.clone(), sync_requests.clone());
-        let (rules, rule_cache) = cache(rules_api.clone(), sync_requests.clone());
-        let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone());
+        let (tickets, ticket_cache) = cache(tickets_api.clone(), sync_requests.clone(), tenant::placement_changes());
+        let (rules, rule_cache) = cache(rules_api.clone(), sync_requests.clone(), |_| true);
+        let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone(), |_| true);
         let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
         let ctx = Arc::new(Context {
             clusters,
@@ -200,6 +210,7 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
             loadbalancers,
             config,
             sync_locks: Default::default(),
+            memo: Default::default(),
             sync_requests,
             failures: Default::default(),
             crashed: flag,
@@ -215,8 +226,17 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
                 .collect::<Vec<_>>()
         };
         let ticket_run = Controller::new(tickets_api, watcher::Config::default())
+            .with_config(controller::Config::default().concurrency(CONCURRENCY))
             .watches(rules_api, watcher::Config::default(), |rule: Lbrule| Some(ObjectRef::new(&rule.spec.lbticket)))
-            .watches(lbs_api.clone(), watcher::Config::default(), tickets_of_lb)
+            // NB: only a spec change concerns the tickets; status writes (every allocation) would
+            // otherwise re-queue each ticket of the load balancer.
+            .watches_stream(
+                watcher(lbs_api.clone(), watcher::Config::default())
+                    .default_backoff()
+                    .touched_objects()
+                    .predicate_filter(predicates::generation, Default::default()),
+                tickets_of_lb,
+            )
             .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
             .for_each(|r| {
                 let done = ctx.counters.reconciles.clone();
@@ -228,6 +248,7 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
                 }
             });
         let lb_run = Controller::new(lbs_api, watcher::Config::default())
+            .with_config(controller::Config::default().concurrency(CONCURRENCY))
             .run(loadbalancer::reconcile, loadbalancer::error_policy, ctx.clone())
             .for_each(|r| async move {
                 if let Err(e) = r {

@@ -3,7 +3,7 @@
 //! namespaces with listeners, the CIS discovery labels on Services in pools. Computed as a
 //! whole from the current objects, so a sync is idempotent and repairs any drift.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use app::domain::as3::{self, validate::validate};
@@ -36,12 +36,46 @@ pub fn configmap_name(tenant: &str) -> String {
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
 
+/// What the last sync of a tenant placed, and from which inputs (its `as3::digest`).
+#[derive(Clone, Default)]
+pub struct Placed {
+    digest: u64,
+    blocked: bool,
+    faults: Faults,
+    namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    services: BTreeMap<(String, String), BTreeMap<String, String>>,
+}
+
+/// Per member cluster, per tenant: what the last successful sync placed.
+pub type Memo = HashMap<String, HashMap<String, Placed>>;
+
+fn name_of(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or_default()
+}
+
 fn live<K: kube::Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_none()
 }
 
+/// Whether a change of a ticket can change what the member clusters hold: the ticket is live
+/// (its listeners are placed), or it was until now. The many writes of a ticket on its way to
+/// Enabled concern no one else.
+pub fn placement_changes() -> impl FnMut(&Lbticket) -> bool + Send + 'static {
+    let mut placed = HashSet::new();
+    move |ticket| {
+        let name = ticket.name_any();
+        if live(ticket) && as3::is_live(&ticket.spec, ticket.status.as_ref()) {
+            placed.insert(name);
+            true
+        } else {
+            placed.remove(&name)
+        }
+    }
+}
+
 /// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
-/// the next run) and every ensure period; a failed sync is retried with backoff.
+/// the next run) and checks everything, drift included, every ensure period; a failed sync is
+/// retried with backoff.
 pub async fn syncer(ctx: Arc<Context>, cluster: String) {
     let Some(requests) = ctx.sync_requests.get(&cluster).cloned() else { return };
     let key = format!("sync/{cluster}");
@@ -55,13 +89,15 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String) {
             return;
         }
     }
+    let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
     loop {
         tokio::select! {
             _ = requests.notified() => {}
-            _ = tokio::time::sleep(ctx.config.ensure_every) => {}
+            _ = tokio::time::sleep_until(next_ensure) => {}
         }
+        let ensure = tokio::time::Instant::now() >= next_ensure;
         loop {
-            match sync(&ctx, &cluster, None).await {
+            match sync(&ctx, &cluster, None, ensure).await {
                 Ok(_) => {
                     ctx.succeeded(&key);
                     ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -74,13 +110,18 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String) {
                 }
             }
         }
+        if ensure {
+            next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
+        }
     }
 }
 
 /// Brings `cluster` to what its Loadbalancers, tickets and rules ask for (from the caches), and
 /// tells the tickets whose listeners could not be placed why.
 /// `gone` names a ticket to leave out whatever the cache says (one being cleaned up).
-pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>) -> Result<Faults> {
+/// Tenants whose inputs did not change since the last sync are left alone, unless `ensure`
+/// asks for every generated object to be read back and repaired.
+pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool) -> Result<Faults> {
     let lock = ctx.sync_lock(cluster);
     let _one_at_a_time = lock.lock().await;
     let client = ctx
@@ -88,46 +129,46 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>) -> Result<Fa
         .member(cluster)
         .ok_or_else(|| Error::Invalid(format!("cluster {cluster} is not known to lbdesk")))?
         .clone();
-    let lbs: Vec<Loadbalancer> = ctx
-        .loadbalancers
-        .state()
-        .iter()
-        .filter(|lb| lb.spec.cluster == cluster && live(&***lb))
-        .map(|lb| (**lb).clone())
-        .collect();
-    let tickets: Vec<Lbticket> = ctx
+    // NB: the cached objects are shared, not copied: a sync runs after every change.
+    let lbs: Vec<Arc<Loadbalancer>> =
+        ctx.loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && live(&**lb)).collect();
+    let lb_names: Vec<&str> = lbs.iter().map(|l| name_of(&l.metadata)).collect();
+    let tickets: Vec<Arc<Lbticket>> = ctx
         .tickets
         .state()
-        .iter()
+        .into_iter()
         .filter(|t| {
-            live(&***t)
-                && Some(t.name_any().as_str()) != gone
-                && lbs.iter().any(|lb| lb.name_any() == t.spec.loadbalancer)
+            live(&**t) && t.metadata.name.as_deref() != gone && lb_names.contains(&t.spec.loadbalancer.as_str())
         })
-        .map(|t| (**t).clone())
         .collect();
-    let rules: Vec<Lbrule> = ctx.rules.state().iter().filter(|r| live(&***r)).map(|r| (**r).clone()).collect();
+    let rules: Vec<Arc<Lbrule>> = ctx.rules.state().into_iter().filter(|r| live(&**r)).collect();
+    let lb_in: Vec<_> = lb_names.iter().zip(&lbs).map(|(n, l)| (*n, &l.spec)).collect();
+    let t_in: Vec<_> = tickets.iter().map(|t| (name_of(&t.metadata), &t.spec, t.status.as_ref())).collect();
+    let r_in: Vec<_> = rules.iter().map(|r| (name_of(&r.metadata), &r.spec)).collect();
 
-    let lb_names: Vec<String> = lbs.iter().map(|l| l.name_any()).collect();
-    let t_names: Vec<String> = tickets.iter().map(|t| t.name_any()).collect();
-    let r_names: Vec<String> = rules.iter().map(|r| r.name_any()).collect();
-    let lb_in: Vec<_> = lb_names.iter().zip(&lbs).map(|(n, l)| (n.as_str(), &l.spec)).collect();
-    let t_in: Vec<_> = t_names.iter().zip(&tickets).map(|(n, t)| (n.as_str(), &t.spec, t.status.as_ref())).collect();
-    let r_in: Vec<_> = r_names.iter().zip(&rules).map(|(n, r)| (n.as_str(), &r.spec)).collect();
-
-    let mut faults = Faults::new();
-    let mut blocked_tenants = BTreeSet::new();
-    let mut ns_labels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut svc_labels: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+    // NB: taken out while the sync runs: a sync that fails half-way leaves no memo behind, so
+    // the next one does everything again.
+    let mut previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
+    let mut placed: HashMap<String, Placed> = HashMap::new();
+    let mut changed = false;
     for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
-        let owner = lbs.iter().find(|lb| app::domain::policy::effective_partition(&lb.spec) == tenant);
-        let Some(owner) = owner else { continue };
+        let Some(owner) = lbs.iter().find(|lb| app::domain::policy::effective_partition(&lb.spec) == tenant) else {
+            continue;
+        };
+        let digest = as3::digest(cluster, &tenant, &owner.spec, &t, &r);
+        if let Some(last) = previous.remove(&tenant).filter(|last| last.digest == digest && !ensure) {
+            placed.insert(tenant, last);
+            continue;
+        }
+        changed = true;
+        let mut now = Placed { digest, ..Default::default() };
+        let fault_of = |origin: &Option<as3::Origin>| origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
             Ok(rendered) => rendered,
             Err(fault) => {
-                blocked_tenants.insert(tenant.clone());
-                let ticket = fault.origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
-                faults.insert(ticket, fault.to_string());
+                now.blocked = true;
+                now.faults.insert(fault_of(&fault.origin), fault.to_string());
+                placed.insert(tenant, now);
                 continue;
             }
         };
@@ -136,17 +177,17 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>) -> Result<Fa
         if deployed.as_deref() == Some(template.as_str()) {
             // NB: what is deployed was validated before it was written.
         } else if let Err(found) = validate(&rendered) {
-            blocked_tenants.insert(tenant.clone());
+            now.blocked = true;
             for fault in found {
-                let ticket = fault.origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
-                faults.entry(ticket).or_insert_with(|| fault.to_string());
+                now.faults.entry(fault_of(&fault.origin)).or_insert_with(|| fault.to_string());
             }
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
+            placed.insert(tenant, now);
             continue;
         }
         write_configmap(ctx, &client, &owner.spec.cis.namespace, &tenant, &template).await?;
         for ns in &rendered.namespaces {
-            ns_labels.entry(ns.clone()).or_default().extend(owner.spec.nsselector.clone());
+            now.namespaces.entry(ns.clone()).or_default().extend(owner.spec.nsselector.clone());
         }
         for ((ns, svc), l) in &rendered.services {
             let labels = BTreeMap::from([
@@ -155,31 +196,57 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>) -> Result<Fa
                 (CIS_KEYS[2].to_string(), l.pool.clone()),
                 (CIS_MARK.to_string(), "true".to_string()),
             ]);
-            svc_labels.insert((ns.clone(), svc.clone()), labels);
+            now.services.insert((ns.clone(), svc.clone()), labels);
         }
+        placed.insert(tenant, now);
     }
-    label_namespaces(ctx, &client, &ns_labels).await?;
-    label_services(ctx, &client, &svc_labels, &blocked_tenants).await?;
+    let mut faults = Faults::new();
+    let mut blocked = BTreeSet::new();
+    let mut ns_labels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut svc_labels: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+    for (tenant, p) in &placed {
+        faults.extend(p.faults.clone());
+        if p.blocked {
+            blocked.insert(tenant.clone());
+        }
+        for (ns, labels) in &p.namespaces {
+            ns_labels.entry(ns.clone()).or_default().extend(labels.clone());
+        }
+        svc_labels.extend(p.services.clone());
+    }
+    // Labels follow what the tenants placed: read back only when that changed (a tenant
+    // re-placed or gone) and on ensure.
+    if ensure || changed || !previous.is_empty() {
+        label_namespaces(ctx, &client, &ns_labels).await?;
+        label_services(ctx, &client, &svc_labels, &blocked).await?;
+    }
     report(ctx, &tickets, &faults).await?;
+    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
     Ok(faults)
 }
 
 /// The `Rendered` condition (and message) of each live ticket: why its listeners are not on
 /// the load balancer, or nothing. Only those two fields are written, and only when they change.
-async fn report(ctx: &Context, tickets: &[Lbticket], faults: &Faults) -> Result<()> {
+async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Result<()> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     for ticket in tickets.iter().filter(|t| as3::is_live(&t.spec, t.status.as_ref())) {
-        let Some(status) = ticket.status.clone() else { continue };
-        let fault = faults.get(&ticket.name_any());
-        let mut next = status.clone();
-        next.message = fault.cloned().unwrap_or_default();
-        let (ok, reason) = if fault.is_some() { (false, "Invalid") } else { (true, "Written") };
-        set_condition(&mut next.conditions, "Rendered", ok, reason, &next.message, ticket.metadata.generation);
-        if next.message == status.message && next.conditions == status.conditions {
+        let Some(status) = &ticket.status else { continue };
+        let name = name_of(&ticket.metadata);
+        let fault = faults.get(name);
+        let message = fault.map(String::as_str).unwrap_or_default();
+        let (ok, reason) = if fault.is_some() { ("False", "Invalid") } else { ("True", "Written") };
+        let reported = status.conditions.iter().any(|c| {
+            c.type_ == "Rendered"
+                && (c.status.as_str(), c.reason.as_str(), c.message.as_str(), c.observed_generation)
+                    == (ok, reason, message, ticket.metadata.generation)
+        });
+        if reported && status.message == message {
             continue;
         }
-        let patch = json!({"status": {"message": next.message, "conditions": next.conditions}});
-        api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        let mut conditions = status.conditions.clone();
+        set_condition(&mut conditions, "Rendered", fault.is_none(), reason, message, ticket.metadata.generation);
+        let patch = json!({"status": {"message": message, "conditions": conditions}});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
     }
     Ok(())
 }

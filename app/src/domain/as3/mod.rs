@@ -7,6 +7,7 @@ pub mod names;
 pub mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use rustc_hash::FxHashMap;
 use std::fmt;
@@ -381,20 +382,21 @@ pub fn tenants<'a>(
     rules: &[(&'a str, &'a LbruleSpec)],
 ) -> Tenants<'a> {
     let mut out: Tenants<'a> = BTreeMap::new();
-    let mut tenant_of: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    let mut tenant_of: FxHashMap<&str, (String, String)> = FxHashMap::default();
     for (name, lb) in loadbalancers {
         let key = (lb.cluster.clone(), effective_partition(lb).to_string());
         out.entry(key.clone()).or_default();
         tenant_of.insert(name, key);
     }
-    let mut live: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    // NB: called on every sync with every ticket: no copies per ticket.
+    let mut live: FxHashMap<&str, &(String, String)> = FxHashMap::default();
     for (name, spec, status) in tickets {
         if let (true, Some(key)) = (is_live(spec, *status), tenant_of.get(spec.loadbalancer.as_str())) {
             let veip = status.and_then(|s| s.veip.as_deref()).unwrap_or_default();
             if let Some(entry) = out.get_mut(key) {
                 entry.0.push(TicketInput { name, spec, veip });
             }
-            live.insert(name, key.clone());
+            live.insert(name, key);
         }
     }
     for (name, spec) in rules {
@@ -405,6 +407,26 @@ pub fn tenants<'a>(
         }
     }
     out
+}
+
+/// A digest of everything a tenant's declaration and its placement come from: equal digests
+/// render equal declarations, so a sync can leave an unchanged tenant alone. The order of the
+/// tickets and rules does not matter (caches list them in any order).
+pub fn digest(
+    cluster: &str,
+    tenant: &str,
+    loadbalancer: &LoadbalancerSpec,
+    tickets: &[TicketInput<'_>],
+    rules: &[RuleInput<'_>],
+) -> u64 {
+    fn one(item: impl Hash) -> u64 {
+        let mut h = DefaultHasher::new();
+        item.hash(&mut h);
+        h.finish()
+    }
+    let tickets = tickets.iter().fold(0u64, |sum, t| sum.wrapping_add(one((t.name, t.spec, t.veip))));
+    let rules = rules.iter().fold(0u64, |sum, r| sum.wrapping_add(one((r.name, r.spec))));
+    one((cluster, tenant, loadbalancer, tickets, rules))
 }
 
 #[cfg(test)]

@@ -93,6 +93,43 @@ fn the_output_is_byte_stable_whatever_the_input_order() {
 }
 
 #[test]
+fn the_digest_follows_every_input_but_not_their_order() {
+    let (lb, ticket, rule) = seed();
+    let digest_of = |lb: &Loadbalancer, tickets: &[(&str, &Lbticket)], rules: &[(&str, &Lbrule)]| {
+        let t: Vec<_> = tickets.iter().map(|(n, t)| (*n, &t.spec, t.status.as_ref())).collect();
+        let r: Vec<_> = rules.iter().map(|(n, r)| (*n, &r.spec)).collect();
+        let grouped = tenants(&[("demo", &lb.spec)], &t, &r);
+        let ((cluster, tenant), (ts, rs)) = grouped.iter().next().expect("one tenant");
+        digest(cluster, tenant, &lb.spec, ts, rs)
+    };
+    let mut other = ticket.clone();
+    other.status.as_mut().expect("status").veip = Some("20.1.0.11".into());
+    let base = digest_of(&lb, &[("test", &ticket), ("b", &other)], &[("smpl", &rule)]);
+    assert_eq!(base, digest_of(&lb, &[("b", &other), ("test", &ticket)], &[("smpl", &rule)]), "order");
+
+    let mut moved = other.clone();
+    moved.status.as_mut().expect("status").veip = Some("20.1.0.12".into());
+    let mut edited = ticket.clone();
+    edited.spec.listeners[0].port += 1;
+    let mut reruled = rule.clone();
+    reruled.spec.priority += 1;
+    let mut relabelled = lb.clone();
+    relabelled.spec.nsselector.insert("zone".into(), "b".into());
+    let mut disabled = other.clone();
+    disabled.spec.state = DesiredState::Disabled;
+    for (what, changed) in [
+        ("a ticket's address", digest_of(&lb, &[("test", &ticket), ("b", &moved)], &[("smpl", &rule)])),
+        ("a ticket's spec", digest_of(&lb, &[("test", &edited), ("b", &other)], &[("smpl", &rule)])),
+        ("a rule", digest_of(&lb, &[("test", &ticket), ("b", &other)], &[("smpl", &reruled)])),
+        ("the load balancer", digest_of(&relabelled, &[("test", &ticket), ("b", &other)], &[("smpl", &rule)])),
+        ("a ticket withdrawn", digest_of(&lb, &[("test", &ticket), ("b", &disabled)], &[("smpl", &rule)])),
+        ("a ticket renamed", digest_of(&lb, &[("test", &ticket), ("c", &other)], &[("smpl", &rule)])),
+    ] {
+        assert_ne!(base, changed, "{what} changes the digest");
+    }
+}
+
+#[test]
 fn only_live_tickets_are_rendered_and_an_idle_tenant_is_empty() {
     let (lb, mut ticket, rule) = seed();
     for phase in [Phase::Created, Phase::Requested, Phase::Failed, Phase::Disabled, Phase::Deleted] {
