@@ -297,9 +297,17 @@ fn refuse_dry_run(call: &Call) -> Result<(), ApiError> {
 /// The object an update leads to, from the current one and what the client sent.
 fn updated(kind: &Kind, status_only: bool, current: &Value, incoming: Value) -> Value {
     if status_only {
-        let mut next = current.clone();
-        next["status"] = incoming["status"].clone();
-        return next;
+        // NB: the current status is left out of the copy (it is replaced, and can be large).
+        let mut next: serde_json::Map<String, Value> = current
+            .as_object()
+            .map(|m| m.iter().filter(|(k, _)| *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        if let Value::Object(mut sent) = incoming
+            && let Some(status) = sent.remove("status")
+        {
+            next.insert("status".into(), status);
+        }
+        return Value::Object(next);
     }
     let mut next = incoming;
     fold_string_data(kind, &mut next);
@@ -334,7 +342,7 @@ async fn update(
     api: &Api,
     call: &Call,
     objects: &Objects,
-    next_of: impl Fn(&Value) -> Result<(Value, Option<i64>), ApiError>,
+    mut next_of: impl FnMut(&Value) -> Result<(Value, Option<i64>), ApiError>,
 ) -> Result<Response, ApiError> {
     refuse_dry_run(call)?;
     let kind = objects.kind;
@@ -390,7 +398,9 @@ pub async fn replace(api: &Api, call: &Call, objects: &Objects) -> Result<Respon
         .filter(|v| !v.is_empty())
         .map(|v| v.parse::<i64>().map_err(|_| ApiError::BadRequest(format!("invalid resourceVersion {v:?}"))))
         .transpose()?;
-    update(api, call, objects, |_| Ok((incoming.clone(), precondition))).await
+    // NB: taken, not copied (a Loadbalancer's status can be 150 KB); a retry reads it again.
+    let mut sent = Some(incoming);
+    update(api, call, objects, |_| Ok((sent.take().map_or_else(|| call.json(), Ok)?, precondition))).await
 }
 
 /// PATCH: JSON merge patch (strategic merge is read as merge) and JSON patch.

@@ -20,8 +20,8 @@ use futures::StreamExt;
 use kube::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, predicates, watcher};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::Mutex;
 
 use crate::driver::{DriverClient, DriverError};
@@ -199,13 +199,13 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
             Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
         let (tickets, ticket_cache) = cache(tickets_api.clone(), sync_requests.clone(), tenant::placement_changes());
         let (rules, rule_cache) = cache(rules_api.clone(), sync_requests.clone(), |_| true);
-        let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone(), |_| true);
+        let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone(), tenant::loadbalancer_changes());
         let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
         let ctx = Arc::new(Context {
             clusters,
             driver,
             recorder,
-            tickets: tickets.clone(),
+            tickets,
             rules,
             loadbalancers,
             config,
@@ -216,27 +216,10 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
             crashed: flag,
             counters: counting,
         });
-        let tickets_of_lb = move |lb: Loadbalancer| {
-            let name = lb.metadata.name.clone().unwrap_or_default();
-            tickets
-                .state()
-                .iter()
-                .filter(|t| t.spec.loadbalancer == name)
-                .map(|t| ObjectRef::from_obj(&**t))
-                .collect::<Vec<_>>()
-        };
+        // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
+        // change is placement, which the syncers pick up from the caches.
         let ticket_run = Controller::new(tickets_api, watcher::Config::default())
             .with_config(controller::Config::default().concurrency(CONCURRENCY))
-            .watches(rules_api, watcher::Config::default(), |rule: Lbrule| Some(ObjectRef::new(&rule.spec.lbticket)))
-            // NB: only a spec change concerns the tickets; status writes (every allocation) would
-            // otherwise re-queue each ticket of the load balancer.
-            .watches_stream(
-                watcher(lbs_api.clone(), watcher::Config::default())
-                    .default_backoff()
-                    .touched_objects()
-                    .predicate_filter(predicates::generation, Default::default()),
-                tickets_of_lb,
-            )
             .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
             .for_each(|r| {
                 let done = ctx.counters.reconciles.clone();

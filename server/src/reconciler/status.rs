@@ -97,9 +97,13 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(e) = ctx.recorder.publish(&event, &ticket.object_ref(&())).await {
-            tracing::warn!(error = %e, "could not record an event");
-        }
+        // NB: off the ticket's path: an Event is a record for people, not a step of the lifecycle.
+        let (recorder, reference) = (ctx.recorder.clone(), ticket.object_ref(&()));
+        tokio::spawn(async move {
+            if let Err(e) = recorder.publish(&event, &reference).await {
+                tracing::warn!(error = %e, "could not record an event");
+            }
+        });
     }
     ctx.crash_point(Step::StatusWrite).await;
     Ok(())

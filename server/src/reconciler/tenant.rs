@@ -73,6 +73,18 @@ pub fn placement_changes() -> impl FnMut(&Lbticket) -> bool + Send + 'static {
     }
 }
 
+/// Whether a change of a Loadbalancer can change what its member cluster holds: its spec
+/// (a new generation), or its going. Its status (every allocation writes it) cannot.
+pub fn loadbalancer_changes() -> impl FnMut(&Loadbalancer) -> bool + Send + 'static {
+    let mut seen = HashMap::new();
+    move |lb| {
+        // NB: without a generation (not a Kubernetes API server), every write counts.
+        let version = lb.metadata.generation.map(|g| g.to_string()).or_else(|| lb.metadata.resource_version.clone());
+        let now = (version, live(lb));
+        seen.insert(lb.name_any(), now.clone()) != Some(now)
+    }
+}
+
 /// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
 /// the next run) and checks everything, drift included, every ensure period; a failed sync is
 /// retried with backoff.
@@ -173,8 +185,8 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             }
         };
         let template = rendered.template();
-        let deployed = deployed_template(&client, &owner.spec.cis.namespace, &tenant).await?;
-        if deployed.as_deref() == Some(template.as_str()) {
+        let current = deployed(&client, &owner.spec.cis.namespace, &tenant).await?;
+        if current.as_ref().and_then(template_of) == Some(template.as_str()) {
             // NB: what is deployed was validated before it was written.
         } else if let Err(found) = validate(&rendered) {
             now.blocked = true;
@@ -185,7 +197,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             placed.insert(tenant, now);
             continue;
         }
-        write_configmap(ctx, &client, &owner.spec.cis.namespace, &tenant, &template).await?;
+        write_configmap(ctx, &client, current, &owner.spec.cis.namespace, &tenant, &template).await?;
         for ns in &rendered.namespaces {
             now.namespaces.entry(ns.clone()).or_default().extend(owner.spec.nsselector.clone());
         }
@@ -251,16 +263,23 @@ async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Re
     Ok(())
 }
 
-/// The declaration deployed for a tenant now, if any.
-async fn deployed_template(client: &kube::Client, namespace: &str, tenant: &str) -> Result<Option<String>> {
+/// The tenant's ConfigMap as it is now, if any.
+async fn deployed(client: &kube::Client, namespace: &str, tenant: &str) -> Result<Option<ConfigMap>> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    Ok(api.get_opt(&configmap_name(tenant)).await?.and_then(|cm| cm.data).and_then(|mut d| d.remove("template")))
+    Ok(api.get_opt(&configmap_name(tenant)).await?)
 }
 
-/// Creates or replaces the tenant's ConfigMap when its content differs.
+/// The declaration a ConfigMap holds.
+fn template_of(cm: &ConfigMap) -> Option<&str> {
+    cm.data.as_ref().and_then(|d| d.get("template")).map(String::as_str)
+}
+
+/// Creates or replaces the tenant's ConfigMap (`current`, as just read) when its content
+/// differs.
 async fn write_configmap(
     ctx: &Context,
     client: &kube::Client,
+    current: Option<ConfigMap>,
     namespace: &str,
     tenant: &str,
     template: &str,
@@ -272,16 +291,17 @@ async fn write_configmap(
         ("as3".to_string(), "true".to_string()),
         ("app.kubernetes.io/managed-by".to_string(), "lbdesk".to_string()),
     ]);
-    let data = BTreeMap::from([("template".to_string(), template.to_string())]);
-    match api.get_opt(&name).await? {
+    match current {
         Some(mut cm) => {
             let current_labels = cm.labels();
             let labelled = labels.iter().all(|(k, v)| current_labels.get(k) == Some(v));
-            if cm.data.as_ref() == Some(&data) && labelled {
+            if template_of(&cm) == Some(template) && cm.data.as_ref().is_some_and(|d| d.len() == 1) && labelled {
                 return Ok(());
             }
             cm.labels_mut().extend(labels);
-            cm.data = Some(data);
+            cm.data = Some(BTreeMap::from([("template".to_string(), template.to_string())]));
+            // NB: a compare-and-swap on the version read: a concurrent change is a conflict,
+            // retried by the next sync.
             api.replace(&name, &PostParams::default(), &cm).await?;
         }
         None => {
@@ -292,7 +312,7 @@ async fn write_configmap(
                     labels: Some(labels),
                     ..Default::default()
                 },
-                data: Some(data),
+                data: Some(BTreeMap::from([("template".to_string(), template.to_string())])),
                 ..Default::default()
             };
             api.create(&PostParams::default(), &cm).await?;

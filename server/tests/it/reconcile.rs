@@ -434,13 +434,14 @@ async fn a_refused_connection_shows_on_the_ticket_and_heals() {
     let config = reconciler::Config { ensure_every: Duration::from_secs(300), crash_after: None };
     let driver = server::driver::DriverClient::new(&nowhere, server::driver::Timeouts::uniform(1)).expect("client");
     let broken = reconciler::start(lbdesk.clusters.clone(), driver, config.clone());
+    // NB: with its cause, not only "error sending request".
     until("the refused connection on the ticket", 20, || async {
         w.tickets
             .get("web")
             .await
             .ok()
             .and_then(|t| t.status)
-            .is_some_and(|s| s.message.contains("could not be reached"))
+            .is_some_and(|s| s.message.contains("could not be reached") && s.message.contains("Connection refused"))
     })
     .await;
     broken.task.abort();

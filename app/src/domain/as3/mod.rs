@@ -7,9 +7,9 @@ pub mod names;
 pub mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -388,7 +388,9 @@ pub fn tenants<'a>(
         out.entry(key.clone()).or_default();
         tenant_of.insert(name, key);
     }
-    // NB: called on every sync with every ticket: no copies per ticket.
+    // NB: called on every sync with every ticket: no copies, and only the tickets that rules
+    // name are remembered.
+    let ruled: FxHashSet<&str> = rules.iter().map(|(_, r)| r.lbticket.as_str()).collect();
     let mut live: FxHashMap<&str, &(String, String)> = FxHashMap::default();
     for (name, spec, status) in tickets {
         if let (true, Some(key)) = (is_live(spec, *status), tenant_of.get(spec.loadbalancer.as_str())) {
@@ -396,7 +398,9 @@ pub fn tenants<'a>(
             if let Some(entry) = out.get_mut(key) {
                 entry.0.push(TicketInput { name, spec, veip });
             }
-            live.insert(name, key);
+            if ruled.contains(name) {
+                live.insert(name, key);
+            }
         }
     }
     for (name, spec) in rules {
@@ -419,10 +423,10 @@ pub fn digest(
     tickets: &[TicketInput<'_>],
     rules: &[RuleInput<'_>],
 ) -> u64 {
+    // NB: foldhash's quality variant: as well distributed as SipHash for this purpose, several
+    // times faster over 10,000 tickets, and the same in every process.
     fn one(item: impl Hash) -> u64 {
-        let mut h = DefaultHasher::new();
-        item.hash(&mut h);
-        h.finish()
+        foldhash::quality::FixedState::with_seed(0).hash_one(item)
     }
     let tickets = tickets.iter().fold(0u64, |sum, t| sum.wrapping_add(one((t.name, t.spec, t.veip))));
     let rules = rules.iter().fold(0u64, |sum, r| sum.wrapping_add(one((r.name, r.spec))));
