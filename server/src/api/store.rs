@@ -194,33 +194,34 @@ impl Store {
         Ok((v.last, v.compacted))
     }
 
-    /// One object.
-    pub async fn get(&self, key: &Key<'_>) -> Result<Option<Value>, ApiError> {
-        let row: Option<(String,)> = sqlx::query_as(
-            "SELECT body FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
-        )
+    /// One column of one object's row.
+    async fn column<T>(&self, key: &Key<'_>, column: &'static str) -> Result<Option<T>, ApiError>
+    where
+        (T,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        let row: Option<(T,)> = sqlx::query_as(&format!(
+            "SELECT {column} FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4"
+        ))
         .bind(key.cluster)
         .bind(key.resource)
         .bind(key.namespace)
         .bind(key.name)
         .fetch_optional(&self.db.pool)
         .await?;
-        row.map(|(body,)| serde_json::from_str(&body).map_err(|e| ApiError::internal("a stored object is not JSON", e)))
+        Ok(row.map(|(value,)| value))
+    }
+
+    /// One object.
+    pub async fn get(&self, key: &Key<'_>) -> Result<Option<Value>, ApiError> {
+        self.column::<String>(key, "body")
+            .await?
+            .map(|body| serde_json::from_str(&body).map_err(|e| ApiError::internal("a stored object is not JSON", e)))
             .transpose()
     }
 
     /// The resourceVersion of one object.
     async fn version(&self, key: &Key<'_>) -> Result<Option<i64>, ApiError> {
-        let row: Option<(i64,)> = sqlx::query_as(
-            "SELECT rv FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
-        )
-        .bind(key.cluster)
-        .bind(key.resource)
-        .bind(key.namespace)
-        .bind(key.name)
-        .fetch_optional(&self.db.pool)
-        .await?;
-        Ok(row.map(|(rv,)| rv))
+        self.column(key, "rv").await
     }
 
     /// Objects of a resource in (cluster, namespace or all), ordered by (namespace, name),

@@ -19,8 +19,8 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
     let action = finalizer(&api, FINALIZER, lb, |event| async {
         match event {
             Finalizer::Apply(lb) => {
+                // NB: the syncers see the Loadbalancer's changes in their cache.
                 allocation::refresh_capacity(&ctx, &lb).await?;
-                ctx.request_sync(&lb.spec.cluster);
                 Ok(Action::requeue(ctx.config.ensure_every))
             }
             Finalizer::Cleanup(lb) => {

@@ -121,13 +121,6 @@ impl Context {
         }
     }
 
-    /// Asks for the member cluster's generated objects to be brought up to date (coalesced).
-    pub fn request_sync(&self, cluster: &str) {
-        if let Some(n) = self.sync_requests.get(cluster) {
-            n.notify_one();
-        }
-    }
-
     fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
         let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry(cluster.to_string()).or_default().clone()
@@ -198,7 +191,7 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
         let sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>> =
             Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
         let (tickets, ticket_cache) = cache(tickets_api.clone(), sync_requests.clone(), tenant::placement_changes());
-        let (rules, rule_cache) = cache(rules_api.clone(), sync_requests.clone(), |_| true);
+        let (rules, rule_cache) = cache(rules_api, sync_requests.clone(), |_| true);
         let (loadbalancers, lb_cache) = cache(lbs_api.clone(), sync_requests.clone(), tenant::loadbalancer_changes());
         let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
         let ctx = Arc::new(Context {
