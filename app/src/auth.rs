@@ -52,7 +52,7 @@ impl CurrentUser {
 pub const WRONG_CREDENTIALS: &str = "Wrong user name or password.";
 
 /// Signs in and starts a fresh session, then sends the browser to `next` (a local path).
-#[server(prefix = "/api", endpoint = "login")]
+#[server(prefix = "/api", endpoint = "login", output = crate::codec::JsonText)]
 pub async fn login(username: String, password: String, next: Option<String>) -> Result<(), AppError> {
     use crate::ssr::{self, SESSION_USER, accounts};
     ssr::reply(
@@ -95,7 +95,7 @@ pub fn local_path(next: Option<&str>) -> String {
 }
 
 /// Ends the session (deleted from the store, cookie cleared) and returns to the sign-in page.
-#[server(prefix = "/api", endpoint = "logout")]
+#[server(prefix = "/api", endpoint = "logout", output = crate::codec::JsonText)]
 pub async fn logout() -> Result<(), AppError> {
     use crate::ssr;
     ssr::reply(
@@ -110,13 +110,13 @@ pub async fn logout() -> Result<(), AppError> {
 }
 
 /// The signed-in user.
-#[server(prefix = "/api", endpoint = "me")]
+#[server(prefix = "/api", endpoint = "me", output = crate::codec::JsonText)]
 pub async fn whoami() -> Result<CurrentUser, AppError> {
     crate::ssr::reply(crate::ssr::user().await)
 }
 
 /// Switches the project the user works in.
-#[server(prefix = "/api", endpoint = "switch-project")]
+#[server(prefix = "/api", endpoint = "switch-project", output = crate::codec::JsonText)]
 pub async fn switch_project(project: String) -> Result<(), AppError> {
     use crate::ssr::{self, SESSION_PROJECT};
     ssr::reply(

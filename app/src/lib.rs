@@ -6,6 +6,7 @@
 #![recursion_limit = "256"]
 
 pub mod auth;
+pub mod codec;
 pub mod components;
 pub mod domain;
 pub mod error;

@@ -337,7 +337,7 @@ pub mod ssr {
 }
 
 /// Every load balancer, filtered by `search` (name or cluster).
-#[server(prefix = "/api", endpoint = "lb/list")]
+#[server(prefix = "/api", endpoint = "lb/list", output = crate::codec::JsonText)]
 pub async fn list_loadbalancers(search: String) -> Result<Vec<LbRow>, AppError> {
     crate::ssr::reply(
         async {
@@ -357,7 +357,7 @@ pub async fn list_loadbalancers(search: String) -> Result<Vec<LbRow>, AppError> 
 }
 
 /// One load balancer, with its pairs and tickets (credentials only as "set" or not).
-#[server(prefix = "/api", endpoint = "lb/get")]
+#[server(prefix = "/api", endpoint = "lb/get", output = crate::codec::JsonText)]
 pub async fn get_loadbalancer(name: String) -> Result<LbDetail, AppError> {
     crate::ssr::reply(
         async {
@@ -369,7 +369,7 @@ pub async fn get_loadbalancer(name: String) -> Result<LbDetail, AppError> {
 }
 
 /// Creates or updates a load balancer (update when `generation` is set).
-#[server(prefix = "/api", endpoint = "lb/save", input = Json)]
+#[server(prefix = "/api", endpoint = "lb/save", input = Json, output = crate::codec::JsonText)]
 pub async fn save_loadbalancer(form: LbForm) -> Result<String, AppError> {
     crate::ssr::reply(
         async {
@@ -381,7 +381,7 @@ pub async fn save_loadbalancer(form: LbForm) -> Result<String, AppError> {
 }
 
 /// Deletes a load balancer no ticket uses.
-#[server(prefix = "/api", endpoint = "lb/delete")]
+#[server(prefix = "/api", endpoint = "lb/delete", output = crate::codec::JsonText)]
 pub async fn delete_loadbalancer(name: String) -> Result<(), AppError> {
     crate::ssr::reply(
         async {
@@ -393,7 +393,7 @@ pub async fn delete_loadbalancer(name: String) -> Result<(), AppError> {
 }
 
 /// Member clusters and projects, for the form.
-#[server(prefix = "/api", endpoint = "lb/choices")]
+#[server(prefix = "/api", endpoint = "lb/choices", output = crate::codec::JsonText)]
 pub async fn loadbalancer_choices() -> Result<LbChoices, AppError> {
     crate::ssr::reply(
         async {

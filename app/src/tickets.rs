@@ -29,12 +29,14 @@ pub struct TicketRow {
 
 impl TicketRow {
     /// Whether the list's search `query` finds this row (name, load balancer, cluster or
-    /// namespace; case-insensitive; an empty query finds every row).
+    /// namespace; case-insensitive; an empty query finds every row). These are Kubernetes
+    /// names, ASCII only, so ASCII case folding is exact (and keeps Unicode tables out of the
+    /// browser bundle).
     pub fn matches(&self, query: &str) -> bool {
-        let query = query.trim().to_lowercase();
+        let query = query.trim().to_ascii_lowercase();
         [&self.name, &self.loadbalancer, &self.cluster, &self.namespace]
             .iter()
-            .any(|f| f.to_lowercase().contains(&query))
+            .any(|f| f.to_ascii_lowercase().contains(&query))
     }
 }
 
@@ -323,7 +325,7 @@ pub mod ssr {
 }
 
 /// The address requests of the current project (an admin: of `project`, or all when empty).
-#[server(prefix = "/api", endpoint = "ticket/list")]
+#[server(prefix = "/api", endpoint = "ticket/list", output = crate::codec::JsonText)]
 pub async fn list_tickets(project: String) -> Result<Vec<TicketRow>, AppError> {
     crate::ssr::reply(
         async {
@@ -335,7 +337,7 @@ pub async fn list_tickets(project: String) -> Result<Vec<TicketRow>, AppError> {
 }
 
 /// One address request with its timeline.
-#[server(prefix = "/api", endpoint = "ticket/get")]
+#[server(prefix = "/api", endpoint = "ticket/get", output = crate::codec::JsonText)]
 pub async fn get_ticket(name: String) -> Result<TicketDetail, AppError> {
     crate::ssr::reply(
         async {
@@ -347,7 +349,7 @@ pub async fn get_ticket(name: String) -> Result<TicketDetail, AppError> {
 }
 
 /// Namespaces and load balancers the current project may use.
-#[server(prefix = "/api", endpoint = "ticket/choices")]
+#[server(prefix = "/api", endpoint = "ticket/choices", output = crate::codec::JsonText)]
 pub async fn ticket_form_choices() -> Result<TicketChoices, AppError> {
     crate::ssr::reply(
         async {
@@ -359,7 +361,7 @@ pub async fn ticket_form_choices() -> Result<TicketChoices, AppError> {
 }
 
 /// Whether an address can be requested (as the user types).
-#[server(prefix = "/api", endpoint = "ticket/check-address")]
+#[server(prefix = "/api", endpoint = "ticket/check-address", output = crate::codec::JsonText)]
 pub async fn check_address(loadbalancer: String, side: Side, address: String, ticket: String) -> Result<(), AppError> {
     crate::ssr::reply(
         async {
@@ -372,7 +374,7 @@ pub async fn check_address(loadbalancer: String, side: Side, address: String, ti
 }
 
 /// Requests an address (or edits a Created or Failed request).
-#[server(prefix = "/api", endpoint = "ticket/save", input = Json)]
+#[server(prefix = "/api", endpoint = "ticket/save", input = Json, output = crate::codec::JsonText)]
 pub async fn save_ticket(form: TicketForm) -> Result<String, AppError> {
     crate::ssr::reply(
         async {
@@ -384,7 +386,7 @@ pub async fn save_ticket(form: TicketForm) -> Result<String, AppError> {
 }
 
 /// Disables, enables or deletes a request.
-#[server(prefix = "/api", endpoint = "ticket/act")]
+#[server(prefix = "/api", endpoint = "ticket/act", output = crate::codec::JsonText)]
 pub async fn act_on_ticket(name: String, action: Action) -> Result<(), AppError> {
     crate::ssr::reply(
         async {

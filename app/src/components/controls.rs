@@ -109,7 +109,7 @@ pub fn ConfirmButton(
                 <button type="button" class="btn btn-danger" on:click=move |_| {
                     asking.set(false);
                     on_confirm.run(());
-                }>{format!("Yes, {}", label.to_lowercase())}</button>
+                }>{format!("Yes, {}", label.to_ascii_lowercase())}</button>
                 <button type="button" class="btn" on:click=move |_| asking.set(false)>"Cancel"</button>
             </div>
         </Show>

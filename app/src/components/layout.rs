@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use leptos_router::components::{A, Outlet};
 use leptos_router::hooks::use_navigate;
+use server_fn::ServerFn;
 
 use crate::auth::{CurrentUser, Logout, SwitchProject, whoami};
 use crate::error::AppError;
@@ -112,9 +113,17 @@ fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: Serve
         <div class="whoami">
             <span class="user" data-testid="current-user">{user.display_name.clone()}</span>
             <span class="role badge badge-neutral" data-testid="role">{user.role.label()}</span>
-            <ActionForm action=logout attr:class="inline">
+            <form
+                method="post"
+                action=Logout::url()
+                class="inline"
+                on:submit=move |ev| {
+                    ev.prevent_default();
+                    logout.dispatch(Logout {});
+                }
+            >
                 <button type="submit" class="btn btn-ghost">"Sign out"</button>
-            </ActionForm>
+            </form>
         </div>
     }
 }

@@ -112,6 +112,17 @@ pub enum BondState {
     Releasing,
 }
 
+impl BondState {
+    /// The name used in YAML and shown in the pair list.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BondState::Pending => "pending",
+            BondState::Bond => "bond",
+            BondState::Releasing => "releasing",
+        }
+    }
+}
+
 /// One allocated (VE, LTM) address pair, as in the seed.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct IpPair {

@@ -137,7 +137,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
                     <tbody>{d.pairs.clone().into_iter().map(|p| view! {
                         <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
                         <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
-                        <td>{format!("{:?}", p.status).to_lowercase()}</td></tr>
+                        <td>{p.status.as_str()}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
             }.into_any()

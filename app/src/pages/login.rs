@@ -1,8 +1,10 @@
 //! The sign-in page.
 
+use leptos::html::Input;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
+use server_fn::ServerFn;
 
 use crate::auth::Login as LoginAction;
 
@@ -12,6 +14,14 @@ pub fn Login() -> impl IntoView {
     let login = ServerAction::<LoginAction>::new();
     let next = move || use_query_map().read().get("next").unwrap_or_default();
     let error = move || login.value().get().and_then(|r| r.err()).map(|e| e.to_string());
+    let (username, password) = (NodeRef::<Input>::new(), NodeRef::<Input>::new());
+    let value = |input: NodeRef<Input>| input.get().map(|i| i.value()).unwrap_or_default();
+    // Without the browser bundle the form posts itself to the same server function.
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let next = Some(next()).filter(|n| !n.is_empty());
+        login.dispatch(LoginAction { username: value(username), password: value(password), next });
+    };
     view! {
         <Title text="Sign in" />
         <div class="login-page">
@@ -21,15 +31,16 @@ pub fn Login() -> impl IntoView {
                     "lbdesk"
                 </h1>
                 <p class="muted">"F5 load-balancer desk"</p>
-                <ActionForm action=login>
+                <form method="post" action=LoginAction::url() on:submit=submit>
                     <input type="hidden" name="next" value=next />
                     <div class="field">
                         <label for="username">"User name"</label>
-                        <input id="username" name="username" type="text" autocomplete="username" required autofocus />
+                        <input node_ref=username id="username" name="username" type="text" autocomplete="username" required autofocus />
                     </div>
                     <div class="field">
                         <label for="password">"Password"</label>
                         <input
+                            node_ref=password
                             id="password"
                             name="password"
                             type="password"
@@ -42,7 +53,7 @@ pub fn Login() -> impl IntoView {
                     <button type="submit" class="btn btn-primary" disabled=move || login.pending().get()>
                         {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
                     </button>
-                </ActionForm>
+                </form>
             </div>
         </div>
     }
