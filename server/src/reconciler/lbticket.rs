@@ -6,9 +6,11 @@ use std::time::Duration;
 use app::domain::crd::{
     BondState, DesiredState, DriverState, Lbticket, LbticketStatus, Loadbalancer, Phase, PolicyStatus,
 };
+use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::{Api, ResourceExt};
+use serde_json::json;
 
 use super::status::{actor, set_condition, transition, write};
 use super::{Context, Error, FINALIZER, Result, Step, allocation, retry_after, tenant};
@@ -18,6 +20,12 @@ use crate::driver::{DriverRequest, Hook};
 pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Action> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     let name = ticket.name_any();
+    let ticket = if ticket.metadata.deletion_timestamp.is_none() && !ticket.finalizers().iter().any(|f| f == FINALIZER)
+    {
+        Arc::new(add_finalizer(&api, &ticket).await?)
+    } else {
+        ticket
+    };
     let action = finalizer(&api, FINALIZER, ticket, |event| async {
         match event {
             Finalizer::Apply(t) => apply(&t, &ctx).await,
@@ -31,6 +39,18 @@ pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Actio
     })?;
     ctx.succeeded(&name);
     Ok(action)
+}
+
+/// Adds the finalizer, on the version of the ticket seen (a concurrent change is a conflict,
+/// retried), and returns the ticket as written.
+///
+/// NB: `finalizer` would add it too, then wait for the watch to bring the ticket back: done
+/// here, a new ticket goes on at once.
+async fn add_finalizer(api: &Api<Lbticket>, ticket: &Lbticket) -> Result<Lbticket> {
+    let mut finalizers = ticket.finalizers().to_vec();
+    finalizers.push(FINALIZER.into());
+    let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": ticket.resource_version()}});
+    Ok(api.patch(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?)
 }
 
 /// After a failure: log, and retry with backoff.
@@ -68,13 +88,38 @@ fn driver_request(ticket: &Lbticket, lb: &Loadbalancer, record: &str, veip: &str
     }
 }
 
+/// What one step of the lifecycle leads to.
+enum Next {
+    /// The next step, at once, on the ticket as just written (not on the cache, which may not
+    /// have it yet).
+    Continue(Lbticket),
+    /// Nothing more for now.
+    Done(Action),
+}
+
+/// Steps one reconcile takes at most before handing the ticket back to the queue (Created to
+/// Enabled takes four).
+const STEPS: usize = 8;
+
+/// Takes the ticket through as many steps as it can go at once.
 async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
+    let mut next = step(ticket, ctx).await?;
+    for _ in 1..STEPS {
+        let Next::Continue(written) = next else { break };
+        next = step(&written, ctx).await?;
+    }
+    Ok(match next {
+        Next::Done(action) => action,
+        Next::Continue(_) => Action::requeue(Duration::ZERO),
+    })
+}
+
+async fn step(ticket: &Lbticket, ctx: &Context) -> Result<Next> {
     let mut status = ticket.status.clone().unwrap_or_default();
     let by = actor(ticket);
     if ticket.status.is_none() {
         transition(&mut status, Phase::Created, "address requested", &by);
-        write(ctx, ticket, status).await?;
-        return Ok(Action::requeue(Duration::ZERO));
+        return Ok(Next::Continue(write(ctx, ticket, status).await?));
     }
     let Some(lb) = loadbalancer(ctx, &ticket.spec.loadbalancer).await? else {
         if matches!(status.phase, Phase::Created | Phase::Requested) {
@@ -86,29 +131,29 @@ async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
             );
             write(ctx, ticket, status).await?;
         }
-        return Ok(Action::requeue(ctx.config.ensure_every));
+        return Ok(Next::Done(Action::requeue(ctx.config.ensure_every)));
     };
+    let done = Next::Done;
     match (ticket.spec.state, status.phase) {
-        (_, Phase::Deleted) => Ok(Action::await_change()),
-        (DesiredState::Deleted, Phase::Disabled | Phase::Failed) => delete(ticket, ctx, &lb, status).await,
+        (_, Phase::Deleted) => Ok(done(Action::await_change())),
+        (DesiredState::Deleted, Phase::Disabled | Phase::Failed) => delete(ticket, ctx, &lb, status).await.map(done),
         (DesiredState::Disabled, Phase::Enabled) => {
             transition(&mut status, Phase::Disabled, "disabled: listeners withdrawn, addresses and policy kept", &by);
             write(ctx, ticket, status).await?;
-            Ok(Action::requeue(ctx.config.ensure_every))
+            Ok(done(Action::requeue(ctx.config.ensure_every)))
         }
         (DesiredState::Active, Phase::Disabled) => {
             transition(&mut status, Phase::Enabled, "enabled again", &by);
-            enabled(ticket, ctx, &lb, status).await
+            enabled(ticket, ctx, &lb, status).await.map(done)
         }
         (DesiredState::Active, Phase::Failed) if edited(ticket, &status) => {
             transition(&mut status, Phase::Created, "edited: requested again", &by);
-            write(ctx, ticket, status).await?;
-            Ok(Action::requeue(Duration::ZERO))
+            Ok(Next::Continue(write(ctx, ticket, status).await?))
         }
         (DesiredState::Active, Phase::Created | Phase::Requested) => request(ticket, ctx, &lb, status).await,
-        (DesiredState::Active, Phase::Enabled) => enabled(ticket, ctx, &lb, status).await,
+        (DesiredState::Active, Phase::Enabled) => enabled(ticket, ctx, &lb, status).await.map(done),
         // Failed and not edited, or an intent this phase cannot take (admission refuses those).
-        _ => Ok(Action::requeue(ctx.config.ensure_every)),
+        _ => Ok(done(Action::requeue(ctx.config.ensure_every))),
     }
 }
 
@@ -125,7 +170,7 @@ fn moved(ticket: &Lbticket, status: &LbticketStatus) -> bool {
 }
 
 /// Created or Requested: hold a pair, ask for the network policy, follow the answer.
-async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Action> {
+async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Next> {
     let name = ticket.name_any();
     if status.phase == Phase::Created && status.veip.is_some() && moved(ticket, &status) {
         // An edit asked for other addresses: give the old pair back first.
@@ -134,8 +179,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
         status.veip = None;
         status.ltmip = None;
         status.policy = Some(PolicyStatus { record_id: record_id(ticket, attempt), state: None });
-        write(ctx, ticket, status).await?;
-        return Ok(Action::requeue(Duration::ZERO));
+        return Ok(Next::Continue(write(ctx, ticket, status).await?));
     }
     if status.veip.is_none() {
         let pair =
@@ -149,13 +193,12 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                     status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
                 }
                 status.message = String::new();
-                write(ctx, ticket, status).await?;
-                return Ok(Action::requeue(Duration::ZERO));
+                return Ok(Next::Continue(write(ctx, ticket, status).await?));
             }
             Err(reason) => {
                 transition(&mut status, Phase::Failed, &reason, "lbdesk");
                 write(ctx, ticket, status).await?;
-                return Ok(Action::requeue(ctx.config.ensure_every));
+                return Ok(Next::Done(Action::requeue(ctx.config.ensure_every)));
             }
         }
     }
@@ -196,7 +239,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                 ticket.metadata.generation,
             );
             write(ctx, ticket, status).await?;
-            Ok(Action::requeue(Duration::from_secs(answer.min_retry_delay.clamp(1, 300))))
+            Ok(Next::Done(Action::requeue(Duration::from_secs(answer.min_retry_delay.clamp(1, 300)))))
         }
         DriverState::Fail => {
             let message =
@@ -211,12 +254,12 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                 ticket.metadata.generation,
             );
             write(ctx, ticket, status).await?;
-            Ok(Action::requeue(ctx.config.ensure_every))
+            Ok(Next::Done(Action::requeue(ctx.config.ensure_every)))
         }
         DriverState::Succ => {
             transition(&mut status, Phase::Enabled, "network policy approved", "lbdesk");
             set_condition(&mut status.conditions, "PolicyApproved", true, "Approved", "", ticket.metadata.generation);
-            enabled(ticket, ctx, lb, status).await
+            enabled(ticket, ctx, lb, status).await.map(Next::Done)
         }
     }
 }

@@ -71,12 +71,12 @@ pub fn actor(ticket: &Lbticket) -> String {
 }
 
 /// Writes `next` as the ticket's status when it differs from the current one; publishes an
-/// Event for a phase change.
-pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -> Result<()> {
+/// Event for a phase change. Returns the ticket as written.
+pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -> Result<Lbticket> {
     next.observed_generation = ticket.metadata.generation;
     let current = ticket.status.clone().unwrap_or_default();
     if current == next {
-        return Ok(());
+        return Ok(ticket.clone());
     }
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     // NB: a merge patch keeps what it does not mention: fields now absent are sent as null.
@@ -88,7 +88,7 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
         }
     }
     let patch = json!({ "status": fields });
-    api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let written = api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
     if current.phase != next.phase || ticket.status.is_none() {
         let event = Event {
             type_: if next.phase == Phase::Failed { EventType::Warning } else { EventType::Normal },
@@ -106,5 +106,5 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
         });
     }
     ctx.crash_point(Step::StatusWrite).await;
-    Ok(())
+    Ok(written)
 }
