@@ -8,7 +8,7 @@ use super::resources::Kind;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::store::{Change, Key, Row, parse_labels};
-use super::{Api, Call, Objects, object, respond, table};
+use super::{Api, Call, Objects, object, respond, respond_json, table};
 use crate::admission::Operation;
 
 /// The current time as Kubernetes writes it (RFC 3339, whole seconds, UTC).
@@ -148,12 +148,15 @@ pub async fn get(api: &Api, call: &Call, objects: &Objects) -> Result<Response, 
     let name = objects.name.as_deref().unwrap_or_default();
     let ns = objects.namespace.clone().unwrap_or_default();
     let resource = objects.kind.resource();
-    let obj = api.store.get(&key(call, &resource, &ns, name)).await?.ok_or_else(|| not_found(objects.kind, name))?;
+    let key = key(call, &resource, &ns, name);
     if call.table {
+        let obj = api.store.get(&key).await?.ok_or_else(|| not_found(objects.kind, name))?;
         let rv = object::meta_str(&obj, "resourceVersion").unwrap_or("").to_string();
         return Ok(respond(200, &table::table(objects.kind, &[obj], &rv)));
     }
-    Ok(respond(200, &obj))
+    // NB: sent as stored, not parsed and written again.
+    let body = api.store.body(&key).await?.ok_or_else(|| not_found(objects.kind, name))?;
+    Ok(respond_json(200, &body))
 }
 
 fn encode_continue(row: &Row) -> String {
@@ -276,7 +279,7 @@ pub async fn create(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         match written {
             Err(ApiError::AlreadyExists { .. }) if named.is_none() => continue,
             Err(e) => return Err(e),
-            Ok(w) => return Ok(respond(201, &w.object)),
+            Ok(body) => return Ok(respond_json(201, &body)),
         }
     }
     Err(ApiError::AlreadyExists { kind: resource, name: "(generated names collided)".into() })
@@ -375,7 +378,7 @@ async fn update(
             .store
             .write_after(&key, Some(current), |now| {
                 let now = now.ok_or_else(|| not_found(kind, &name))?;
-                if object::resource_version(&now) != seen {
+                if object::resource_version(now) != seen {
                     return Err(conflict(kind, &name));
                 }
                 Ok(if gone { Change::Delete } else { Change::Put(next) })
@@ -384,7 +387,7 @@ async fn update(
         match result {
             Err(ApiError::Conflict(_)) if precondition.is_none() => continue,
             Err(e) => return Err(e),
-            Ok(w) => return Ok(respond(200, &w.object)),
+            Ok(body) => return Ok(respond_json(200, &body)),
         }
     }
     Err(conflict(kind, &name))
@@ -486,7 +489,7 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         let result = api
             .store
             .write(&key, |now| {
-                let mut now = now.ok_or_else(|| not_found(kind, &name))?;
+                let mut now = now.ok_or_else(|| not_found(kind, &name))?.clone();
                 if object::resource_version(&now) != seen {
                     return Err(conflict(kind, &name));
                 }
@@ -505,7 +508,7 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         match result {
             Err(ApiError::Conflict(_)) => continue,
             Err(e) => return Err(e),
-            Ok(w) => return Ok(respond(200, &w.object)),
+            Ok(body) => return Ok(respond_json(200, &body)),
         }
     }
     Err(conflict(kind, &name))

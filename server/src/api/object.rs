@@ -47,16 +47,20 @@ pub fn finalizers(object: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether two objects are equal but for their resourceVersion.
+/// Whether two objects are equal but for their resourceVersion (compared in place: objects
+/// can be large).
 pub fn same_but_version(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v["metadata"].as_object_mut() {
-            m.remove("resourceVersion");
-        }
-        v
-    };
-    strip(a) == strip(b)
+    fn equal_but(a: &Value, b: &Value, skip: &str, nested: impl Fn(&str, &Value, &Value) -> bool) -> bool {
+        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+        let len = |m: &serde_json::Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
+        len(a) == len(b) && a.iter().filter(|(k, _)| *k != skip).all(|(k, v)| b.get(k).is_some_and(|w| nested(k, v, w)))
+    }
+    equal_but(
+        a,
+        b,
+        "",
+        |k, v, w| if k == "metadata" { equal_but(v, w, "resourceVersion", |_, x, y| x == y) } else { v == w },
+    )
 }
 
 /// The object without `metadata` and `status`: what a spec change is measured on.
@@ -89,5 +93,19 @@ mod tests {
         let mut bare = json!({});
         set_resource_version(&mut bare, 1);
         assert_eq!(meta_str(&bare, "resourceVersion"), Some("1"));
+    }
+
+    #[test]
+    fn only_the_resource_version_is_left_out_of_the_comparison() {
+        let o = json!({"metadata": {"name": "a", "resourceVersion": "3"}, "status": {"ips": [1, 2]}});
+        let same = |p: Value| same_but_version(&o, &p);
+        assert!(same(json!({"metadata": {"name": "a"}, "status": {"ips": [1, 2]}})), "version absent");
+        assert!(same(json!({"metadata": {"resourceVersion": "9", "name": "a"}, "status": {"ips": [1, 2]}})));
+        assert!(!same(json!({"metadata": {"name": "b", "resourceVersion": "3"}, "status": {"ips": [1, 2]}})));
+        assert!(!same(json!({"metadata": {"name": "a", "uid": "u"}, "status": {"ips": [1, 2]}})), "metadata added");
+        assert!(!same(json!({"metadata": {"name": "a"}, "status": {"ips": [2, 1]}})));
+        assert!(!same(json!({"metadata": {"name": "a"}})), "status gone");
+        assert!(!same(json!({"metadata": {"name": "a"}, "status": {"ips": [1, 2]}, "spec": {}})), "spec added");
+        assert!(!same(json!({"metadata": {"name": "a"}, "status": {"ips": [1, 2]}, "resourceVersion": "3"})));
     }
 }

@@ -82,15 +82,6 @@ pub struct Row {
     pub body: String,
 }
 
-/// The result of a write.
-#[derive(Clone, Debug)]
-pub struct Written {
-    /// The object as stored (or as it was when deleted).
-    pub object: Value,
-    /// `None` when the write changed nothing (no new resourceVersion, no event).
-    pub event: Option<EventType>,
-}
-
 /// The resourceVersions of a cluster: the last handed out, the newest dropped from the log.
 #[derive(Clone, Copy, Debug, Default)]
 struct Versions {
@@ -213,10 +204,15 @@ impl Store {
 
     /// One object.
     pub async fn get(&self, key: &Key<'_>) -> Result<Option<Value>, ApiError> {
-        self.column::<String>(key, "body")
+        self.body(key)
             .await?
             .map(|body| serde_json::from_str(&body).map_err(|e| ApiError::internal("a stored object is not JSON", e)))
             .transpose()
+    }
+
+    /// One object, in JSON as stored.
+    pub async fn body(&self, key: &Key<'_>) -> Result<Option<String>, ApiError> {
+        self.column(key, "body").await
     }
 
     /// The resourceVersion of one object.
@@ -269,12 +265,13 @@ impl Store {
 
     /// Reads the current object, lets `decide` choose the change, and applies it atomically
     /// with a new resourceVersion and an event. A `Put` equal to the current object (but for
-    /// its resourceVersion) changes nothing and makes no event.
+    /// its resourceVersion) changes nothing and makes no event. Returns the object as stored
+    /// (or as it was when deleted), in JSON.
     pub async fn write(
         &self,
         key: &Key<'_>,
-        decide: impl FnOnce(Option<Value>) -> Result<Change, ApiError>,
-    ) -> Result<Written, ApiError> {
+        decide: impl FnOnce(Option<&Value>) -> Result<Change, ApiError>,
+    ) -> Result<Arc<str>, ApiError> {
         self.write_after(key, None, decide).await
     }
 
@@ -284,8 +281,8 @@ impl Store {
         &self,
         key: &Key<'_>,
         read: Option<Value>,
-        decide: impl FnOnce(Option<Value>) -> Result<Change, ApiError>,
-    ) -> Result<Written, ApiError> {
+        decide: impl FnOnce(Option<&Value>) -> Result<Change, ApiError>,
+    ) -> Result<Arc<str>, ApiError> {
         let mut serialised = self.write.lock().await;
         let versions = match serialised.get(key.cluster) {
             Some(v) => *v,
@@ -299,10 +296,10 @@ impl Store {
             _ => self.get(key).await?,
         };
         let prev_labels = current.as_ref().map(object::labels).unwrap_or_default();
-        let change = decide(current.clone())?;
+        let change = decide(current.as_ref())?;
         let (mut object, type_) = match (change, current) {
             (Change::Put(new), Some(cur)) if object::same_but_version(&new, &cur) => {
-                return Ok(Written { object: cur, event: None });
+                return Ok(cur.to_string().into());
             }
             (Change::Put(new), None) => (new, EventType::Added),
             (Change::Put(new), Some(_)) => (new, EventType::Modified),
@@ -315,7 +312,7 @@ impl Store {
         let rv = versions.last + 1;
         object::set_resource_version(&mut object, rv);
         let labels = object::labels(&object);
-        let body = object.to_string();
+        let body: Arc<str> = object.to_string().into();
         if type_ == EventType::Deleted {
             sqlx::query(
                 "DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
@@ -337,7 +334,7 @@ impl Store {
             .bind(key.name)
             .bind(rv)
             .bind(labels_text(&labels))
-            .bind(&body)
+            .bind(&*body)
             .execute(&mut *tx)
             .await?;
         }
@@ -353,7 +350,7 @@ impl Store {
         .bind(type_.as_str())
         .bind(labels_text(&labels))
         .bind(labels_text(&prev_labels))
-        .bind(&body)
+        .bind(&*body)
         .execute(&mut *tx)
         .await?;
         let floor = rv - self.history;
@@ -387,13 +384,13 @@ impl Store {
             type_,
             labels,
             prev_labels,
-            body: body.into(),
+            body: body.clone(),
         });
         // NB: sent while still serialised, so every watcher sees events in resourceVersion order.
         if let Some(feed) = self.feeds.lock().ok().and_then(|f| f.get(key.cluster).cloned()) {
             let _ = feed.send(event);
         }
-        Ok(Written { object, event: Some(type_) })
+        Ok(body)
     }
 
     /// The live feed of a cluster's events.

@@ -98,7 +98,7 @@ enum Next {
 }
 
 /// Steps one reconcile takes at most before handing the ticket back to the queue (Created to
-/// Enabled takes four).
+/// Enabled takes two).
 const STEPS: usize = 8;
 
 /// Takes the ticket through as many steps as it can go at once.
@@ -193,7 +193,8 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                     status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
                 }
                 status.message = String::new();
-                return Ok(Next::Continue(write(ctx, ticket, status).await?));
+                // NB: written with the driver's answer: the pair is recorded under the
+                // ticket's name, so a crash before that finds it again.
             }
             Err(reason) => {
                 transition(&mut status, Phase::Failed, &reason, "lbdesk");

@@ -3,11 +3,11 @@
 //! namespaces with listeners, the CIS discovery labels on Services in pools. Computed as a
 //! whole from the current objects, so a sync is idempotent and repairs any drift.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use app::domain::as3::{self, validate::validate};
-use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Condition, Lbrule, Lbticket, Loadbalancer};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -57,20 +57,31 @@ fn live<K: kube::Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_none()
 }
 
-/// Whether a change of a ticket can change what the member clusters hold: the ticket is live
-/// (its listeners are placed), or it was until now. The many writes of a ticket on its way to
-/// Enabled concern no one else.
+/// Whether a change of a ticket concerns the member clusters: it changes what a live ticket
+/// places (it became live, or its spec or address changed), it ends a ticket's placement, or
+/// a live ticket lacks the `Rendered` report for its generation (a sync writes it). The many
+/// writes of a ticket on its way to Enabled, and the sync's own report, concern no one.
 pub fn placement_changes() -> impl FnMut(&Lbticket) -> bool + Send + 'static {
-    let mut placed = HashSet::new();
+    let mut placed: HashMap<String, u64> = HashMap::new();
     move |ticket| {
         let name = ticket.name_any();
-        if live(ticket) && as3::is_live(&ticket.spec, ticket.status.as_ref()) {
-            placed.insert(name);
-            true
-        } else {
-            placed.remove(&name)
+        match ticket.status.as_ref().filter(|s| live(ticket) && as3::is_live(&ticket.spec, Some(s))) {
+            Some(status) => {
+                let veip = status.veip.as_deref().unwrap_or_default();
+                let digest = as3::ticket_digest(&as3::TicketInput { name: &name, spec: &ticket.spec, veip });
+                let moved = placed.get(&name) != Some(&digest);
+                placed.insert(name, digest);
+                moved || rendered(ticket).is_none()
+            }
+            None => placed.remove(&name).is_some(),
         }
     }
+}
+
+/// The ticket's `Rendered` condition, when it reports on the ticket's current generation.
+fn rendered(ticket: &Lbticket) -> Option<&Condition> {
+    let status = ticket.status.as_ref()?;
+    status.conditions.iter().find(|c| c.type_ == "Rendered" && c.observed_generation == ticket.metadata.generation)
 }
 
 /// Whether a change of a Loadbalancer can change what its member cluster holds: its spec
@@ -247,11 +258,8 @@ async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Re
         let fault = faults.get(name);
         let message = fault.map(String::as_str).unwrap_or_default();
         let (ok, reason) = if fault.is_some() { ("False", "Invalid") } else { ("True", "Written") };
-        let reported = status.conditions.iter().any(|c| {
-            c.type_ == "Rendered"
-                && (c.status.as_str(), c.reason.as_str(), c.message.as_str(), c.observed_generation)
-                    == (ok, reason, message, ticket.metadata.generation)
-        });
+        let reported = rendered(ticket)
+            .is_some_and(|c| (c.status.as_str(), c.reason.as_str(), c.message.as_str()) == (ok, reason, message));
         if reported && status.message == message {
             continue;
         }
@@ -425,5 +433,34 @@ mod tests {
         let b = configmap_name("tenant-a");
         assert!(a.starts_with("lbdesk-as3-tenant-a-"), "{a}");
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn only_changes_of_placement_wake_the_syncers() {
+        use app::domain::crd::{LbticketStatus, Phase};
+        let mut concerns = placement_changes();
+        let mut ticket = Lbticket::new("t", Default::default());
+        ticket.metadata.generation = Some(1);
+        assert!(!concerns(&ticket), "no status: nothing placed");
+        ticket.status = Some(LbticketStatus { phase: Phase::Created, ..Default::default() });
+        assert!(!concerns(&ticket), "on its way to Enabled");
+        let status = ticket.status.get_or_insert_default();
+        status.phase = Phase::Enabled;
+        status.veip = Some("20.1.0.1".into());
+        assert!(concerns(&ticket), "became live");
+        assert!(concerns(&ticket), "live, not reported yet");
+        let status = ticket.status.get_or_insert_default();
+        set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(1));
+        assert!(!concerns(&ticket), "the sync's own report");
+        ticket.spec.namespace = "team-b".into();
+        assert!(concerns(&ticket), "spec changed");
+        ticket.metadata.generation = Some(2);
+        assert!(concerns(&ticket), "the report is for an older generation");
+        let status = ticket.status.get_or_insert_default();
+        set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(2));
+        assert!(!concerns(&ticket));
+        ticket.status.get_or_insert_default().phase = Phase::Disabled;
+        assert!(concerns(&ticket), "withdrawn");
+        assert!(!concerns(&ticket), "already withdrawn");
     }
 }

@@ -295,7 +295,8 @@ async fn resource_versions_keep_rising_across_a_restart(backend: Backend) {
         let key = Key { cluster: "c", resource: "configmaps", namespace: "default", name };
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
         let written = store.write(&key, |_| Ok(Change::Put(obj))).await.expect("write");
-        written.object["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse::<i64>().ok()).expect("rv")
+        let written: serde_json::Value = serde_json::from_str(&written).expect("JSON");
+        written["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse::<i64>().ok()).expect("rv")
     }
     let first = Store::new(db.clone(), 10);
     first.ensure_cluster("c").await.expect("cluster");

@@ -423,14 +423,20 @@ pub fn digest(
     tickets: &[TicketInput<'_>],
     rules: &[RuleInput<'_>],
 ) -> u64 {
-    // NB: foldhash's quality variant: as well distributed as SipHash for this purpose, several
-    // times faster over 10,000 tickets, and the same in every process.
-    fn one(item: impl Hash) -> u64 {
-        foldhash::quality::FixedState::with_seed(0).hash_one(item)
-    }
-    let tickets = tickets.iter().fold(0u64, |sum, t| sum.wrapping_add(one((t.name, t.spec, t.veip))));
-    let rules = rules.iter().fold(0u64, |sum, r| sum.wrapping_add(one((r.name, r.spec))));
-    one((cluster, tenant, loadbalancer, tickets, rules))
+    let tickets = tickets.iter().fold(0u64, |sum, t| sum.wrapping_add(ticket_digest(t)));
+    let rules = rules.iter().fold(0u64, |sum, r| sum.wrapping_add(stable_hash((r.name, r.spec))));
+    stable_hash((cluster, tenant, loadbalancer, tickets, rules))
+}
+
+/// The part of one ticket in its tenant's `digest`: what changes its placement.
+pub fn ticket_digest(ticket: &TicketInput<'_>) -> u64 {
+    stable_hash((ticket.name, ticket.spec, ticket.veip))
+}
+
+// NB: foldhash's quality variant: as well distributed as SipHash for this purpose, several
+// times faster over 10,000 tickets, and the same in every process.
+fn stable_hash(item: impl Hash) -> u64 {
+    foldhash::quality::FixedState::with_seed(0).hash_one(item)
 }
 
 #[cfg(test)]
