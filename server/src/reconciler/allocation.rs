@@ -1,6 +1,9 @@
 //! Address pairs recorded in `Loadbalancer.status.ips`, by compare-and-swap on the
 //! Loadbalancer's resourceVersion, retried on conflict: two tickets never get one address.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use app::domain::crd::{BondState, IpPair, Loadbalancer};
 use app::domain::ipam::{PairAllocator, ip_pair};
 use kube::api::PostParams;
@@ -13,16 +16,16 @@ use super::{Context, Result, Step};
 /// when they differ; on a conflict, reads again and retries. `change` returns what the caller
 /// wants back, or an error for the user (nothing is written then).
 ///
-/// The first try works on the cached Loadbalancer (reading 2,000 pairs costs more than the
-/// write); only a write, checked by its resourceVersion, is trusted from it. Any other outcome
-/// is decided again on the object read from the API.
+/// The first try works on the freshest copy known here (reading 2,000 pairs costs more than
+/// the write); only a write, checked by its resourceVersion, is trusted from it. Any other
+/// outcome is decided again on the object read from the API.
 async fn update<T>(
     ctx: &Context,
     lb_name: &str,
     mut change: impl FnMut(&Loadbalancer, &mut Vec<IpPair>) -> std::result::Result<T, String>,
 ) -> Result<std::result::Result<T, String>> {
     let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
-    let mut cached = ctx.loadbalancers.get(&ObjectRef::new(lb_name));
+    let mut cached = latest(ctx, lb_name);
     for _ in 0..32 {
         let (mut lb, fresh) = match cached.take() {
             Some(lb) => ((*lb).clone(), false),
@@ -46,12 +49,42 @@ async fn update<T>(
         status.ips = ips;
         status.capacity = capacity;
         match api.replace_status(lb_name, &PostParams::default(), &lb).await {
-            Ok(_) => return Ok(Ok(out)),
-            Err(kube::Error::Api(e)) if e.code == 409 => continue,
+            Ok(written) => {
+                written_lock(ctx).insert(lb_name.to_string(), Arc::new(written));
+                return Ok(Ok(out));
+            }
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                forget(ctx, lb_name);
+                continue;
+            }
             Err(e) => return Err(e.into()),
         }
     }
     Ok(Err(format!("load balancer {lb_name} is too busy; will retry")))
+}
+
+fn written_lock(ctx: &Context) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Loadbalancer>>> {
+    ctx.written.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The freshest copy of a Loadbalancer known here: the one this process last wrote, until the
+/// cache has taken it in (the next steps of a ticket come sooner than the watch).
+pub fn latest(ctx: &Context, lb_name: &str) -> Option<Arc<Loadbalancer>> {
+    let cached = ctx.loadbalancers.get(&ObjectRef::new(lb_name));
+    let mut written = written_lock(ctx);
+    match (written.get(lb_name), cached) {
+        (Some(w), Some(c)) if w.resource_version() == c.resource_version() => {
+            written.remove(lb_name);
+            Some(c)
+        }
+        (Some(w), _) => Some(w.clone()),
+        (None, c) => c,
+    }
+}
+
+/// Drops the copy written last (it turned out stale, or the Loadbalancer is gone).
+pub fn forget(ctx: &Context, lb_name: &str) {
+    written_lock(ctx).remove(lb_name);
 }
 
 /// The pair of `ticket`: the one it holds, or a new one (requested addresses honoured),

@@ -269,8 +269,11 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
 /// once its cache takes in the status written here.
 async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: LbticketStatus) -> Result<Action> {
     let name = ticket.name_any();
-    let bound =
-        lb.status.as_ref().is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
+    let latest = allocation::latest(ctx, &lb.name_any());
+    let bound = latest
+        .as_deref()
+        .and_then(|lb| lb.status.as_ref())
+        .is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
     if !bound {
         allocation::mark(ctx, &lb.name_any(), &name, BondState::Bond).await?;
     }

@@ -39,6 +39,7 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                 tenant::delete_configmap(&ctx, &lb.spec.cluster, &lb.spec.cis.namespace, effective_partition(&lb.spec))
                     .await?;
                 delete_credentials(&ctx, &lb).await?;
+                allocation::forget(&ctx, &lb.name_any());
                 Ok(Action::await_change())
             }
         }

@@ -89,6 +89,8 @@ pub struct Context {
     pub tickets: Store<Lbticket>,
     pub rules: Store<Lbrule>,
     pub loadbalancers: Store<Loadbalancer>,
+    /// Each Loadbalancer as this process last wrote it, until the cache has it.
+    written: std::sync::Mutex<HashMap<String, Arc<Loadbalancer>>>,
     pub config: Config,
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
@@ -201,6 +203,7 @@ pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Runnin
             tickets,
             rules,
             loadbalancers,
+            written: Default::default(),
             config,
             sync_locks: Default::default(),
             memo: Default::default(),

@@ -172,8 +172,8 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     // NB: taken out while the sync runs: a sync that fails half-way leaves no memo behind, so
     // the next one does everything again.
     let mut previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
+    let before = (!previous.is_empty()).then(|| Labels::of(&previous));
     let mut placed: HashMap<String, Placed> = HashMap::new();
-    let mut changed = false;
     for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
         let Some(owner) = lbs.iter().find(|lb| app::domain::policy::effective_partition(&lb.spec) == tenant) else {
             continue;
@@ -183,7 +183,6 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             placed.insert(tenant, last);
             continue;
         }
-        changed = true;
         let mut now = Placed { digest, ..Default::default() };
         let fault_of = |origin: &Option<as3::Origin>| origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
@@ -223,29 +222,57 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         }
         placed.insert(tenant, now);
     }
-    let mut faults = Faults::new();
-    let mut blocked = BTreeSet::new();
-    let mut ns_labels: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut svc_labels: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
-    for (tenant, p) in &placed {
-        faults.extend(p.faults.clone());
-        if p.blocked {
-            blocked.insert(tenant.clone());
+    let faults: Faults = placed.values().flat_map(|p| p.faults.clone()).collect();
+    let now = Labels::of(&placed);
+    // Labels follow what the tenants placed. On ensure (or with nothing known of the last
+    // sync) every namespace and Service is read back; otherwise only those whose labels the
+    // change concerns.
+    match before.filter(|_| !ensure) {
+        None => {
+            label_namespaces(ctx, &client, &now.namespaces, None).await?;
+            label_services(ctx, &client, &now, None).await?;
         }
-        for (ns, labels) in &p.namespaces {
-            ns_labels.entry(ns.clone()).or_default().extend(labels.clone());
+        Some(before) => {
+            label_namespaces(ctx, &client, &now.namespaces, Some(differing(&before.namespaces, &now.namespaces)))
+                .await?;
+            label_services(ctx, &client, &now, Some(differing(&before.services, &now.services))).await?;
         }
-        svc_labels.extend(p.services.clone());
-    }
-    // Labels follow what the tenants placed: read back only when that changed (a tenant
-    // re-placed or gone) and on ensure.
-    if ensure || changed || !previous.is_empty() {
-        label_namespaces(ctx, &client, &ns_labels).await?;
-        label_services(ctx, &client, &svc_labels, &blocked).await?;
     }
     report(ctx, &tickets, &faults).await?;
     ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
     Ok(faults)
+}
+
+/// The labels placed tenants ask for.
+struct Labels {
+    namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    services: BTreeMap<(String, String), BTreeMap<String, String>>,
+    /// Tenants whose declaration is refused: their Services keep the labels they have.
+    blocked: BTreeSet<String>,
+}
+
+impl Labels {
+    fn of(placed: &HashMap<String, Placed>) -> Labels {
+        let mut labels = Labels { namespaces: BTreeMap::new(), services: BTreeMap::new(), blocked: BTreeSet::new() };
+        for (tenant, p) in placed {
+            if p.blocked {
+                labels.blocked.insert(tenant.clone());
+            }
+            for (ns, wanted) in &p.namespaces {
+                labels.namespaces.entry(ns.clone()).or_default().extend(wanted.clone());
+            }
+            labels.services.extend(p.services.clone());
+        }
+        labels
+    }
+}
+
+/// The keys whose values differ between two maps (added, changed or gone).
+fn differing<K: Ord + Clone, V: PartialEq>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> BTreeSet<K> {
+    let one_way = |x: &BTreeMap<K, V>, y: &BTreeMap<K, V>| -> Vec<K> {
+        x.iter().filter(|(k, v)| y.get(*k) != Some(*v)).map(|(k, _)| k.clone()).collect()
+    };
+    one_way(a, b).into_iter().chain(one_way(b, a)).collect()
 }
 
 /// The `Rendered` condition (and message) of each live ticket: why its listeners are not on
@@ -348,9 +375,20 @@ async fn label_namespaces(
     ctx: &Context,
     client: &kube::Client,
     wanted: &BTreeMap<String, BTreeMap<String, String>>,
+    only: Option<BTreeSet<String>>,
 ) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
-    for ns in api.list(&ListParams::default()).await? {
+    let namespaces = match only {
+        None => api.list(&ListParams::default()).await?.items,
+        Some(names) => {
+            let mut found = Vec::new();
+            for name in names {
+                found.extend(api.get_opt(&name).await?);
+            }
+            found
+        }
+    };
+    for ns in namespaces {
         let name = ns.name_any();
         let want = wanted.get(&name).cloned().unwrap_or_default();
         let managed: BTreeSet<String> = ns
@@ -387,15 +425,25 @@ async fn label_namespaces(
 async fn label_services(
     ctx: &Context,
     client: &kube::Client,
-    wanted: &BTreeMap<(String, String), BTreeMap<String, String>>,
-    blocked: &BTreeSet<String>,
+    wanted: &Labels,
+    only: Option<BTreeSet<(String, String)>>,
 ) -> Result<()> {
-    let api: Api<Service> = Api::all(client.clone());
-    for svc in api.list(&ListParams::default()).await? {
+    let services = match only {
+        None => Api::<Service>::all(client.clone()).list(&ListParams::default()).await?.items,
+        Some(names) => {
+            let mut found = Vec::new();
+            for (ns, name) in names {
+                found.extend(Api::<Service>::namespaced(client.clone(), &ns).get_opt(&name).await?);
+            }
+            found
+        }
+    };
+    let blocked = &wanted.blocked;
+    for svc in services {
         let (ns, name) = (svc.namespace().unwrap_or_default(), svc.name_any());
         let labels = svc.labels();
         let mut patch_labels = serde_json::Map::new();
-        match wanted.get(&(ns.clone(), name.clone())) {
+        match wanted.services.get(&(ns.clone(), name.clone())) {
             Some(want) => {
                 for (k, v) in want {
                     if labels.get(k) != Some(v) {
@@ -433,6 +481,14 @@ mod tests {
         let b = configmap_name("tenant-a");
         assert!(a.starts_with("lbdesk-as3-tenant-a-"), "{a}");
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn differing_keys_are_the_added_changed_and_gone() {
+        let a = BTreeMap::from([("kept", 1), ("changed", 1), ("gone", 1)]);
+        let b = BTreeMap::from([("kept", 1), ("changed", 2), ("added", 1)]);
+        assert_eq!(differing(&a, &b), BTreeSet::from(["added", "changed", "gone"]));
+        assert!(differing(&a, &a).is_empty());
     }
 
     #[test]
