@@ -1,8 +1,9 @@
 //! The project's two commands and their helpers, with no dependencies beyond std:
 //!
 //! * `cargo xtask run`  — build (release) and start lbdesk in embedded mode with the demo logins;
-//! * `cargo xtask test` — install what is missing, then run every test: format, lints, unit,
-//!   integration (SQLite and PostgreSQL) and end-to-end in headless Chromium.
+//! * `cargo xtask test` — install what is missing, then run every test: format, lints, the
+//!   release bundle's size, unit, integration (SQLite and PostgreSQL) and end-to-end in
+//!   headless Chromium.
 //!
 //! Also `cargo xtask build [--release]` (the site and the binary) and `cargo xtask setup`.
 
@@ -15,6 +16,8 @@ use std::time::Instant;
 const WASM_BINDGEN: &str = "0.2.130";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const OUTPUT_NAME: &str = "lbdesk";
+/// The most the release browser bundle may weigh, gzipped (the product stays under 400 KB).
+const BUNDLE_LIMIT: usize = 400_000;
 /// Where the test PostgreSQL listens (loopback only).
 const PG_PORT: u16 = 55432;
 
@@ -145,10 +148,9 @@ fn setup(browser: bool) -> Result {
     Ok(())
 }
 
-/// Builds the browser bundle, the site directory and the server binary; returns the binary.
-fn build(profile: Profile) -> Result<PathBuf> {
+/// Builds the browser bundle into `pkg` (script and `.wasm`); returns the `.wasm`.
+fn bundle(profile: Profile, pkg: &Path) -> Result<PathBuf> {
     let root = root();
-    let started = Instant::now();
     let (cargo_profile, dir) = match profile {
         Profile::Debug => ("dev", "debug"),
         Profile::Release => ("wasm-release", "wasm-release"),
@@ -161,10 +163,7 @@ fn build(profile: Profile) -> Result<PathBuf> {
         &[],
     )?;
     let wasm = target_dir().join(WASM_TARGET).join(dir).join("frontend.wasm");
-    let site = site_dir();
-    let pkg = site.join("pkg");
-    let _ = std::fs::remove_dir_all(&site);
-    std::fs::create_dir_all(&pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
+    std::fs::create_dir_all(pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
     let wasm_arg = wasm.to_string_lossy().into_owned();
     let pkg_arg = pkg.to_string_lossy().into_owned();
     sh(&root, "wasm-bindgen", &["--target", "web", "--out-dir", &pkg_arg, "--out-name", OUTPUT_NAME, &wasm_arg], &[])?;
@@ -182,6 +181,17 @@ fn build(profile: Profile) -> Result<PathBuf> {
             &[],
         )?;
     }
+    Ok(bundled)
+}
+
+/// Builds the browser bundle, the site directory and the server binary; returns the binary.
+fn build(profile: Profile) -> Result<PathBuf> {
+    let root = root();
+    let started = Instant::now();
+    let site = site_dir();
+    let pkg = site.join("pkg");
+    let _ = std::fs::remove_dir_all(&site);
+    let bundled = bundle(profile, &pkg)?;
     copy(&root.join("style/main.css"), &pkg.join(format!("{OUTPUT_NAME}.css")))?;
     for entry in std::fs::read_dir(root.join("public")).map_err(|e| format!("could not read public/: {e}"))? {
         let entry = entry.map_err(|e| e.to_string())?;
@@ -230,6 +240,7 @@ fn test() -> Result {
         &[],
     )?;
     sh(&root, "cargo", &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--", "-D", "warnings"], &[])?;
+    check_bundle_size()?;
     let pg_url = start_postgres()?;
     step("unit and integration tests (SQLite and PostgreSQL)");
     sh(&root, "cargo", &["test", "--workspace", "--exclude", "frontend"], &[("LBDESK_TEST_POSTGRES_URL", &pg_url)])?;
@@ -238,6 +249,25 @@ fn test() -> Result {
     let bin_arg = bin.to_string_lossy().into_owned();
     sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
     eprintln!("\nall tests passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// Fails when the release browser bundle, gzipped as a server would send it, is over its limit.
+fn check_bundle_size() -> Result {
+    step("browser bundle size (release)");
+    let wasm = bundle(Profile::Release, &target_dir().join("bundle-size"))?;
+    let gzipped = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(&wasm)
+        .output()
+        .map_err(|e| format!("could not start gzip: {e}"))?
+        .stdout
+        .len();
+    let raw = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
+    eprintln!("release bundle: {raw} B, {gzipped} B gzipped (limit {BUNDLE_LIMIT} B)");
+    if gzipped > BUNDLE_LIMIT {
+        return Err(format!("the browser bundle is {gzipped} B gzipped, over its limit of {BUNDLE_LIMIT} B"));
+    }
     Ok(())
 }
 

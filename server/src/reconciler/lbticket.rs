@@ -92,7 +92,7 @@ fn driver_request(ticket: &Lbticket, lb: &Loadbalancer, record: &str, veip: &str
 enum Next {
     /// The next step, at once, on the ticket as just written (not on the cache, which may not
     /// have it yet).
-    Continue(Lbticket),
+    Continue(Box<Lbticket>),
     /// Nothing more for now.
     Done(Action),
 }
@@ -119,7 +119,7 @@ async fn step(ticket: &Lbticket, ctx: &Context) -> Result<Next> {
     let by = actor(ticket);
     if ticket.status.is_none() {
         transition(&mut status, Phase::Created, "address requested", &by);
-        return Ok(Next::Continue(write(ctx, ticket, status).await?));
+        return Ok(Next::Continue(Box::new(write(ctx, ticket, status).await?)));
     }
     let Some(lb) = loadbalancer(ctx, &ticket.spec.loadbalancer).await? else {
         if matches!(status.phase, Phase::Created | Phase::Requested) {
@@ -148,7 +148,7 @@ async fn step(ticket: &Lbticket, ctx: &Context) -> Result<Next> {
         }
         (DesiredState::Active, Phase::Failed) if edited(ticket, &status) => {
             transition(&mut status, Phase::Created, "edited: requested again", &by);
-            Ok(Next::Continue(write(ctx, ticket, status).await?))
+            Ok(Next::Continue(Box::new(write(ctx, ticket, status).await?)))
         }
         (DesiredState::Active, Phase::Created | Phase::Requested) => request(ticket, ctx, &lb, status).await,
         (DesiredState::Active, Phase::Enabled) => enabled(ticket, ctx, &lb, status).await.map(done),
@@ -179,7 +179,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
         status.veip = None;
         status.ltmip = None;
         status.policy = Some(PolicyStatus { record_id: record_id(ticket, attempt), state: None });
-        return Ok(Next::Continue(write(ctx, ticket, status).await?));
+        return Ok(Next::Continue(Box::new(write(ctx, ticket, status).await?)));
     }
     if status.veip.is_none() {
         let pair =
