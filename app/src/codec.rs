@@ -37,3 +37,20 @@ impl<T: DeserializeOwned> Decodes<T> for JsonTextEncoding {
         serde_json::from_str(text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_round_trip_and_bad_bytes_are_an_error() {
+        let sent = vec![("pair".to_string(), 2u16)];
+        let bytes = <JsonTextEncoding as Encodes<_>>::encode(&sent).expect("encodes");
+        let back: Vec<(String, u16)> = <JsonTextEncoding as Decodes<_>>::decode(bytes).expect("decodes");
+        assert_eq!(back, sent);
+        let garbled = <JsonTextEncoding as Decodes<Vec<(String, u16)>>>::decode(Bytes::from_static(b"[[\"\xff\", 1]]"));
+        assert!(garbled.is_err());
+        let truncated = <JsonTextEncoding as Decodes<Vec<(String, u16)>>>::decode(Bytes::from_static(b"[[\"a\""));
+        assert!(truncated.is_err());
+    }
+}
