@@ -256,13 +256,12 @@ fn test() -> Result {
 fn check_bundle_size() -> Result {
     step("browser bundle size (release)");
     let wasm = bundle(Profile::Release, &target_dir().join("bundle-size"))?;
-    let gzipped = Command::new("gzip")
-        .args(["-9", "-c"])
-        .arg(&wasm)
-        .output()
-        .map_err(|e| format!("could not start gzip: {e}"))?
-        .stdout
-        .len();
+    let gzip = Command::new("gzip").args(["-9", "-c"]).arg(&wasm).output();
+    let gzipped = match gzip {
+        Ok(out) if out.status.success() => out.stdout.len(),
+        Ok(out) => return Err(format!("gzip failed ({})", out.status)),
+        Err(e) => return Err(format!("could not start gzip: {e}")),
+    };
     let raw = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
     eprintln!("release bundle: {raw} B, {gzipped} B gzipped (limit {BUNDLE_LIMIT} B)");
     if gzipped > BUNDLE_LIMIT {

@@ -156,7 +156,7 @@ pub async fn get(api: &Api, call: &Call, objects: &Objects) -> Result<Response, 
     }
     // NB: sent as stored, not parsed and written again.
     let body = api.store.body(&key).await?.ok_or_else(|| not_found(objects.kind, name))?;
-    Ok(respond_json(200, &body))
+    Ok(respond_json(200, body))
 }
 
 fn encode_continue(row: &Row) -> String {
@@ -279,7 +279,7 @@ pub async fn create(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         match written {
             Err(ApiError::AlreadyExists { .. }) if named.is_none() => continue,
             Err(e) => return Err(e),
-            Ok(body) => return Ok(respond_json(201, &body)),
+            Ok(body) => return Ok(respond_json(201, body.to_string())),
         }
     }
     Err(ApiError::AlreadyExists { kind: resource, name: "(generated names collided)".into() })
@@ -387,7 +387,7 @@ async fn update(
         match result {
             Err(ApiError::Conflict(_)) if precondition.is_none() => continue,
             Err(e) => return Err(e),
-            Ok(body) => return Ok(respond_json(200, &body)),
+            Ok(body) => return Ok(respond_json(200, body.to_string())),
         }
     }
     Err(conflict(kind, &name))
@@ -508,7 +508,7 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         match result {
             Err(ApiError::Conflict(_)) => continue,
             Err(e) => return Err(e),
-            Ok(body) => return Ok(respond_json(200, &body)),
+            Ok(body) => return Ok(respond_json(200, body.to_string())),
         }
     }
     Err(conflict(kind, &name))

@@ -225,16 +225,16 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
 
 /// A JSON response with a status code.
 pub fn respond(code: u16, body: &Value) -> Response {
-    respond_json(code, &body.to_string())
+    respond_json(code, body.to_string())
 }
 
 /// A JSON response from text already serialised.
-pub fn respond_json(code: u16, json: &str) -> Response {
+pub fn respond_json(code: u16, json: String) -> Response {
     let code = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(json.to_string()))
+        .body(Body::from(json))
         .unwrap_or_else(|_| code.into_response())
 }
 

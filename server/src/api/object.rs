@@ -50,17 +50,20 @@ pub fn finalizers(object: &Value) -> Vec<String> {
 /// Whether two objects are equal but for their resourceVersion (compared in place: objects
 /// can be large).
 pub fn same_but_version(a: &Value, b: &Value) -> bool {
-    fn equal_but(a: &Value, b: &Value, skip: &str, nested: impl Fn(&str, &Value, &Value) -> bool) -> bool {
-        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
-        let len = |m: &serde_json::Map<String, Value>| m.len() - usize::from(m.contains_key(skip));
-        len(a) == len(b) && a.iter().filter(|(k, _)| *k != skip).all(|(k, v)| b.get(k).is_some_and(|w| nested(k, v, w)))
-    }
-    equal_but(
-        a,
-        b,
-        "",
-        |k, v, w| if k == "metadata" { equal_but(v, w, "resourceVersion", |_, x, y| x == y) } else { v == w },
-    )
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    a.len() == b.len()
+        && a.iter().all(|(k, v)| match b.get(k) {
+            Some(w) if k == "metadata" => same_but_key(v, w, "resourceVersion"),
+            Some(w) => v == w,
+            None => false,
+        })
+}
+
+/// Whether two objects are equal but for one key.
+fn same_but_key(a: &Value, b: &Value, key: &str) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    let rest = |m: &'_ serde_json::Map<String, Value>| m.len() - usize::from(m.contains_key(key));
+    rest(a) == rest(b) && a.iter().filter(|(k, _)| *k != key).all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// The object without `metadata` and `status`: what a spec change is measured on.

@@ -58,9 +58,9 @@ pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> 
     retry_after(&ctx, &ticket.name_any(), error)
 }
 
-/// The Loadbalancer, from the cache; from the API when the cache does not have it (yet).
+/// The Loadbalancer, the freshest copy known here; from the API when there is none (yet).
 async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Arc<Loadbalancer>>> {
-    if let Some(lb) = ctx.loadbalancers.get(&kube::runtime::reflector::ObjectRef::new(name)) {
+    if let Some(lb) = allocation::latest(ctx, name) {
         return Ok(Some(lb));
     }
     Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?.map(Arc::new))
@@ -269,11 +269,8 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
 /// once its cache takes in the status written here.
 async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: LbticketStatus) -> Result<Action> {
     let name = ticket.name_any();
-    let latest = allocation::latest(ctx, &lb.name_any());
-    let bound = latest
-        .as_deref()
-        .and_then(|lb| lb.status.as_ref())
-        .is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
+    let bound =
+        lb.status.as_ref().is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
     if !bound {
         allocation::mark(ctx, &lb.name_any(), &name, BondState::Bond).await?;
     }

@@ -227,17 +227,11 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     // Labels follow what the tenants placed. On ensure (or with nothing known of the last
     // sync) every namespace and Service is read back; otherwise only those whose labels the
     // change concerns.
-    match before.filter(|_| !ensure) {
-        None => {
-            label_namespaces(ctx, &client, &now.namespaces, None).await?;
-            label_services(ctx, &client, &now, None).await?;
-        }
-        Some(before) => {
-            label_namespaces(ctx, &client, &now.namespaces, Some(differing(&before.namespaces, &now.namespaces)))
-                .await?;
-            label_services(ctx, &client, &now, Some(differing(&before.services, &now.services))).await?;
-        }
-    }
+    let since = before.filter(|_| !ensure);
+    let namespaces = since.as_ref().map(|b| differing(&b.namespaces, &now.namespaces));
+    label_namespaces(ctx, &client, &now, namespaces).await?;
+    let services = since.as_ref().map(|b| differing(&b.services, &now.services));
+    label_services(ctx, &client, &now, services).await?;
     report(ctx, &tickets, &faults).await?;
     ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
     Ok(faults)
@@ -273,6 +267,19 @@ fn differing<K: Ord + Clone, V: PartialEq>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V
         x.iter().filter(|(k, v)| y.get(*k) != Some(*v)).map(|(k, _)| k.clone()).collect()
     };
     one_way(a, b).into_iter().chain(one_way(b, a)).collect()
+}
+
+/// Every object of `all`, or only those `named` (each by the API it lives in) that exist.
+async fn every_or_named<K>(all: &Api<K>, named: Option<Vec<(Api<K>, String)>>) -> Result<Vec<K>>
+where
+    K: Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    let Some(named) = named else { return Ok(all.list(&ListParams::default()).await?.items) };
+    let mut found = Vec::new();
+    for (api, name) in named {
+        found.extend(api.get_opt(&name).await?);
+    }
+    Ok(found)
 }
 
 /// The `Rendered` condition (and message) of each live ticket: why its listeners are not on
@@ -374,23 +381,14 @@ pub async fn delete_configmap(ctx: &Context, cluster: &str, namespace: &str, ten
 async fn label_namespaces(
     ctx: &Context,
     client: &kube::Client,
-    wanted: &BTreeMap<String, BTreeMap<String, String>>,
+    wanted: &Labels,
     only: Option<BTreeSet<String>>,
 ) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let namespaces = match only {
-        None => api.list(&ListParams::default()).await?.items,
-        Some(names) => {
-            let mut found = Vec::new();
-            for name in names {
-                found.extend(api.get_opt(&name).await?);
-            }
-            found
-        }
-    };
-    for ns in namespaces {
+    let named = only.map(|names| names.into_iter().map(|name| (api.clone(), name)).collect());
+    for ns in every_or_named(&api, named).await? {
         let name = ns.name_any();
-        let want = wanted.get(&name).cloned().unwrap_or_default();
+        let want = wanted.namespaces.get(&name).cloned().unwrap_or_default();
         let managed: BTreeSet<String> = ns
             .annotations()
             .get(MANAGED_LABELS)
@@ -428,18 +426,11 @@ async fn label_services(
     wanted: &Labels,
     only: Option<BTreeSet<(String, String)>>,
 ) -> Result<()> {
-    let services = match only {
-        None => Api::<Service>::all(client.clone()).list(&ListParams::default()).await?.items,
-        Some(names) => {
-            let mut found = Vec::new();
-            for (ns, name) in names {
-                found.extend(Api::<Service>::namespaced(client.clone(), &ns).get_opt(&name).await?);
-            }
-            found
-        }
-    };
+    let named = only.map(|names| {
+        names.into_iter().map(|(ns, name)| (Api::<Service>::namespaced(client.clone(), &ns), name)).collect()
+    });
     let blocked = &wanted.blocked;
-    for svc in services {
+    for svc in every_or_named(&Api::all(client.clone()), named).await? {
         let (ns, name) = (svc.namespace().unwrap_or_default(), svc.name_any());
         let labels = svc.labels();
         let mut patch_labels = serde_json::Map::new();
