@@ -1,9 +1,10 @@
 import { defineConfig } from '@playwright/test';
 import * as os from 'os';
 import * as path from 'path';
+import { port, serverLog } from './server-log';
 
 // The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory.
-const port = Number(process.env.LBDESK_E2E_PORT ?? 3917);
+// Its log goes to a file that every test reads for panics (tests/fixtures.ts).
 const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/debug/lbdesk');
 const dataDir = path.join(os.tmpdir(), `lbdesk-e2e-${port}`);
 
@@ -14,6 +15,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   forbidOnly: true,
+  globalTeardown: './global-teardown.ts',
   retries: 0,
   reporter: [['list']],
   use: {
@@ -34,7 +36,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}'`,
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

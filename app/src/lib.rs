@@ -1,4 +1,4 @@
-//! lbdesk's application crate: the pure domain, the pages, and the server functions.
+//! lbdesk's application crate: the pure domain, and the screens with their server functions.
 //!
 //! The domain compiles for the browser and the server alike; everything that touches a
 //! database, a cluster or a session lives behind the `ssr` feature in [`ssr`].
@@ -10,11 +10,10 @@ pub mod codec;
 pub mod components;
 pub mod domain;
 pub mod error;
-pub mod loadbalancers;
 pub mod pages;
+pub mod screens;
 #[cfg(feature = "ssr")]
 pub mod ssr;
-pub mod tickets;
 
 mod shell;
 

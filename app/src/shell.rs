@@ -3,10 +3,11 @@
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Redirect, Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{Lazy, path};
 
 use crate::components::layout::Layout;
-use crate::pages::{loadbalancers, login::Login, not_found::NotFound, screens, tickets};
+use crate::pages::{login::LoginRoute, not_found::NotFound};
+use crate::screens::{ingresses, listeners, loadbalancers, rules, tickets};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -36,20 +37,20 @@ pub fn App() -> impl IntoView {
         <Title formatter=|page: String| if page.is_empty() { "lbdesk".to_string() } else { format!("{page} · lbdesk") } />
         <Router>
             <Routes fallback=|| view! { <NotFound /> }>
-                <Route path=path!("/login") view=Login />
+                <Route path=path!("/login") view={Lazy::<LoginRoute>::new()} />
                 <ParentRoute path=path!("") view=Layout>
                     <Route path=path!("/") view=|| view! { <Redirect path="/tickets" /> } />
-                    <Route path=path!("/loadbalancers") view=loadbalancers::Loadbalancers />
-                    <Route path=path!("/loadbalancers/new") view=loadbalancers::LoadbalancerForm />
-                    <Route path=path!("/loadbalancers/:name") view=loadbalancers::LoadbalancerDetail />
-                    <Route path=path!("/loadbalancers/:name/edit") view=loadbalancers::LoadbalancerForm />
-                    <Route path=path!("/tickets") view=tickets::Tickets />
-                    <Route path=path!("/tickets/new") view=tickets::TicketFormPage />
-                    <Route path=path!("/tickets/:name") view=tickets::TicketDetailPage />
-                    <Route path=path!("/tickets/:name/edit") view=tickets::TicketFormPage />
-                    <Route path=path!("/listeners") view=screens::Listeners />
-                    <Route path=path!("/rules") view=screens::Rules />
-                    <Route path=path!("/ingresses") view=screens::Ingresses />
+                    <Route path=path!("/loadbalancers") view={Lazy::<loadbalancers::LoadbalancersRoute>::new()} />
+                    <Route path=path!("/loadbalancers/new") view={Lazy::<loadbalancers::LoadbalancerFormRoute>::new()} />
+                    <Route path=path!("/loadbalancers/:name") view={Lazy::<loadbalancers::LoadbalancerDetailRoute>::new()} />
+                    <Route path=path!("/loadbalancers/:name/edit") view={Lazy::<loadbalancers::LoadbalancerFormRoute>::new()} />
+                    <Route path=path!("/tickets") view={Lazy::<tickets::TicketsRoute>::new()} />
+                    <Route path=path!("/tickets/new") view={Lazy::<tickets::TicketFormRoute>::new()} />
+                    <Route path=path!("/tickets/:name") view={Lazy::<tickets::TicketDetailRoute>::new()} />
+                    <Route path=path!("/tickets/:name/edit") view={Lazy::<tickets::TicketFormRoute>::new()} />
+                    <Route path=path!("/listeners") view={Lazy::<listeners::ListenersRoute>::new()} />
+                    <Route path=path!("/rules") view={Lazy::<rules::RulesRoute>::new()} />
+                    <Route path=path!("/ingresses") view={Lazy::<ingresses::IngressesRoute>::new()} />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -1,4 +1,5 @@
-import { expect, Page, test } from '@playwright/test';
+import { Page } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { fillLoadbalancer, hydrated, requestAddress, signedIn, users } from './helpers';
 
 // One story, in order, on one server: an admin registers a load balancer, tenants request
@@ -25,7 +26,8 @@ test('an admin registers a load balancer; secrets never come back; a duplicate i
   const seen = await bodies(page, async () => {
     await page.goto('/loadbalancers');
     await hydrated(page);
-    await expect(page.getByText('No load balancers yet.')).toBeVisible();
+    // The demo seeds one load balancer offered to every project.
+    await expect(page.getByRole('link', { name: 'shared-lb' })).toBeVisible();
     await page.getByRole('link', { name: 'New load balancer' }).click();
     await expect(page).toHaveURL(/\/loadbalancers\/new$/);
     await fillLoadbalancer(page, 'demo-lb', secrets);

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { hydrated, signIn, users } from './helpers';
 
 const screens = ['Load balancers', 'Address requests', 'Listeners', 'Rules', 'F5 Ingress'];

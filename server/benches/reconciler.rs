@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Client;
 use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::reconciler::{self, Config};
+use server::reconciler::{self, Config, Context};
 use server::serve::Server;
 
 const TICKETS: usize = 10_000;
@@ -71,13 +71,11 @@ fn rss_mib() -> f64 {
 }
 
 /// Waits until the reconciler has handled at least `n` tickets and then gone quiet.
-async fn settle(running: &reconciler::Running, n: u64) {
+async fn settle(ctx: &reconciler::Context, n: u64) {
     loop {
-        let before =
-            (running.counters.reconciles.load(Ordering::Relaxed), running.counters.syncs.load(Ordering::Relaxed));
+        let before = (ctx.counters.reconciles.load(Ordering::Relaxed), ctx.counters.syncs.load(Ordering::Relaxed));
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let after =
-            (running.counters.reconciles.load(Ordering::Relaxed), running.counters.syncs.load(Ordering::Relaxed));
+        let after = (ctx.counters.reconciles.load(Ordering::Relaxed), ctx.counters.syncs.load(Ordering::Relaxed));
         if after.0 >= n && after.1 >= 1 && before == after {
             return;
         }
@@ -181,17 +179,23 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // First pass: finalizers, ConfigMaps and labels get written.
-    let config = Config { ensure_every: Duration::from_secs(3600), crash_after: None };
+    let config = Config { ensure_every: Duration::from_secs(3600) };
     let started = Instant::now();
-    let first = reconciler::start(clusters.clone(), driver.clone(), config.clone());
+    let first = Arc::new(Context::new(clusters.clone(), driver.clone(), config.clone()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let first_run = tokio::spawn(reconciler::run(first.clone(), async move {
+        let _ = stopped.await;
+    }));
     settle(&first, TICKETS as u64).await;
     println!("first pass (writes everything): {:.1} s", started.elapsed().as_secs_f64());
-    first.task.abort();
+    drop(stop);
+    first_run.await.expect("the first reconciler stops");
 
     // A full resync with nothing changed: a new reconciler goes through every object.
     let before = versions(&mgmt, &member).await;
     let started = Instant::now();
-    let second = reconciler::start(clusters.clone(), driver.clone(), config);
+    let second = Arc::new(Context::new(clusters.clone(), driver.clone(), config));
+    let second_run = tokio::spawn(reconciler::run(second.clone(), std::future::pending()));
     settle(&second, TICKETS as u64).await;
     let resync = started.elapsed() - Duration::from_millis(500);
     let after = versions(&mgmt, &member).await;
@@ -271,6 +275,6 @@ async fn main() -> anyhow::Result<()> {
         "resident memory of the process (lbdesk serve, reconciler and this benchmark's clients): {:.0} MiB",
         rss_mib()
     );
-    second.task.abort();
+    second_run.abort();
     Ok(())
 }

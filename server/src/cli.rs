@@ -1,10 +1,13 @@
-//! Command line: `serve` (the default), `crdgen`, `reset-demo-passwords`.
+//! Command line: parses the arguments and hands each command to the module that runs it
+//! (`serve`, the default; `crdgen`, `render`, `reset-demo-passwords`, `kubeconfig`,
+//! `driver-sim`). The settings themselves are in `config`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+
+use crate::config::{KubeconfigArgs, ServeArgs, StoreArgs};
 
 /// The F5 load-balancer desk.
 #[derive(Parser, Debug)]
@@ -46,101 +49,8 @@ enum Command {
     },
 }
 
-/// Where the state lives.
-#[derive(Args, Debug, Clone)]
-pub struct StoreArgs {
-    /// Directory for the SQLite database and other state.
-    #[arg(long, env = "LBDESK_DATA_DIR", default_value = "./data")]
-    pub data_dir: PathBuf,
-    /// `postgres://…` to use PostgreSQL instead of SQLite in the data directory.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
-}
-
-impl StoreArgs {
-    /// The database URL: `DATABASE_URL`, else a SQLite file in the data directory (created).
-    pub fn database_url(&self) -> anyhow::Result<String> {
-        if let Some(url) = &self.database_url {
-            return Ok(url.clone());
-        }
-        std::fs::create_dir_all(&self.data_dir)
-            .with_context(|| format!("could not create the data directory {}", self.data_dir.display()))?;
-        Ok(app::ssr::db::Db::sqlite_url(&self.data_dir))
-    }
-}
-
-/// How lbdesk reaches Kubernetes.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// lbdesk serves its own Kubernetes-compatible API (management and member clusters).
-    Embedded,
-    /// Real clusters, from a kubeconfig whose contexts are named after the clusters.
-    Cluster,
-}
-
-/// Options of `lbdesk kubeconfig`: the same address and state as `serve`.
-#[derive(Args, Debug, Clone)]
-pub struct KubeconfigArgs {
-    /// Address of the embedded Kubernetes API (HTTPS).
-    #[arg(long, env = "LBDESK_API_LISTEN", default_value = "127.0.0.1:6443")]
-    pub api_listen: SocketAddr,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// The management cluster's name.
-    #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
-    pub mgmt_cluster: String,
-}
-
-/// Options of `lbdesk serve`.
-#[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "LBDESK_LISTEN", default_value = "127.0.0.1:3000")]
-    pub listen: SocketAddr,
-    /// Address of the embedded Kubernetes API (HTTPS; embedded mode only).
-    #[arg(long, env = "LBDESK_API_LISTEN", default_value = "127.0.0.1:6443")]
-    pub api_listen: SocketAddr,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// Seed the demo users with fixed, documented passwords (never in production).
-    #[arg(long, env = "LBDESK_DEMO")]
-    pub demo: bool,
-    /// The address users reach lbdesk at; `https://…` marks the session cookie `Secure`.
-    #[arg(long, env = "LBDESK_PUBLIC_URL")]
-    pub public_url: Option<String>,
-    /// Directory holding the built site (`pkg/`, favicon).
-    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
-    pub site_root: PathBuf,
-    /// Embedded API (default) or real clusters.
-    #[arg(long, env = "LBDESK_MODE", value_enum, default_value = "embedded")]
-    pub mode: Mode,
-    /// Cluster mode: the kubeconfig, one context per cluster.
-    #[arg(long, env = "KUBECONFIG")]
-    pub kubeconfig: Option<PathBuf>,
-    /// The management cluster's name (its kubeconfig context in cluster mode).
-    #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
-    pub mgmt_cluster: String,
-    /// Events each embedded cluster keeps for watches to resume from; older versions get 410.
-    #[arg(long, env = "LBDESK_WATCH_HISTORY", default_value_t = 10_000)]
-    pub watch_history: i64,
-    /// The network-policy driver; embedded mode runs the simulator in-process when absent.
-    #[arg(long, env = "LBDESK_DRIVER_URL")]
-    pub driver_url: Option<String>,
-    /// The embedded simulator's behaviour file (see the README); a demo behaviour when absent.
-    #[arg(long, env = "LBDESK_DRIVER_SIM_CONFIG")]
-    pub driver_sim_config: Option<PathBuf>,
-    /// Seconds each driver call may take (1–60).
-    #[arg(long, env = "LBDESK_DRIVER_TIMEOUT", default_value_t = 10)]
-    pub driver_timeout: u64,
-    /// Seconds between full reconciles that repair drift (generated objects edited by hand).
-    #[arg(long, env = "LBDESK_ENSURE_INTERVAL", default_value_t = 300)]
-    pub ensure_interval: u64,
-    /// Serve without the reconciler (another process runs it).
-    #[arg(long, env = "LBDESK_NO_RECONCILER")]
-    pub no_reconciler: bool,
-}
-
 impl Cli {
+    /// Runs the command given (`serve` when none is).
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
             None => crate::serve::run(self.serve).await,
@@ -148,7 +58,7 @@ impl Cli {
             Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
             Some(Command::Render { files }) => crate::render::run(&files),
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
-            Some(Command::Kubeconfig(args)) => crate::serve::print_kubeconfig(&args).await,
+            Some(Command::Kubeconfig(args)) => crate::embedded::print_kubeconfig(&args).await,
             Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,
         }
     }

@@ -1,9 +1,11 @@
 //! Embedded mode: the simulated clusters in lbdesk's own database, their demo content, the
-//! admin token, and the clients that reach them over HTTP like any real cluster.
+//! admin token, and the kubeconfig that reaches them over HTTPS like any real cluster.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::Context;
+use app::ssr::clusters::embedded_kubeconfig;
 use app::ssr::db::Db;
 use serde_json::{Value, json};
 
@@ -11,6 +13,7 @@ use crate::admission::Admission;
 use crate::api::resources::{Kind, find};
 use crate::api::store::{Change, Key, Store};
 use crate::api::{Api, prepare_new};
+use crate::config::KubeconfigArgs;
 
 /// The setting holding the admin token of the embedded API (needed by `lbdesk kubeconfig`).
 const ADMIN_TOKEN: &str = "embedded_admin_token";
@@ -42,6 +45,25 @@ pub struct Embedded {
 /// The admin token (created on first start).
 pub async fn admin_token(db: &Db) -> anyhow::Result<Option<String>> {
     db.setting(ADMIN_TOKEN).await.context("could not read the admin token")
+}
+
+/// The embedded API as seen from this machine: loopback when listening on every address.
+pub fn api_url(local: SocketAddr) -> String {
+    let ip = if local.ip().is_unspecified() { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { local.ip() };
+    format!("https://{}", SocketAddr::new(ip, local.port()))
+}
+
+/// `lbdesk kubeconfig`: the kubeconfig of the embedded API served with these settings.
+pub async fn print_kubeconfig(args: &KubeconfigArgs) -> anyhow::Result<()> {
+    let db = Db::connect(&args.store.database_url()?).await.context("could not open the database")?;
+    let not_yet = "nothing to connect to yet: start `lbdesk serve` once with these settings first";
+    let token = admin_token(&db).await?.context(not_yet)?;
+    let ca = crate::tls::ca_pem(&db).await?.context(not_yet)?;
+    let clusters: Vec<String> =
+        CLUSTERS.iter().map(|(c, _)| if *c == "mgmt" { args.mgmt_cluster.clone() } else { c.to_string() }).collect();
+    let kubeconfig = embedded_kubeconfig(&api_url(args.api_listen), &ca, &token, &clusters, &args.mgmt_cluster);
+    print!("{}", serde_yaml::to_string(&kubeconfig).context("could not print the kubeconfig")?);
+    Ok(())
 }
 
 /// Opens the store, creates the clusters, the admin token and the demo content (idempotent).

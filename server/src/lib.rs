@@ -1,12 +1,19 @@
-//! The `lbdesk` server: command line, web surface, demo seed. The binary is a thin `main`.
+//! The `lbdesk` server: command line and settings, web surface, embedded Kubernetes API,
+//! admission, reconciler, driver, demo seed. The binary is a thin `main`.
+//!
+//! NB: no module imports from one that imports it back: `cli` dispatches to the others, which
+//! read their settings from `config`; `api` calls `admission`, never the other way round; the
+//! reconciler reaches Kubernetes through `kube::Client` only.
 
 pub mod admission;
 pub mod api;
 pub mod cli;
+pub mod config;
 pub mod crdgen;
 pub mod demo;
 pub mod driver;
 pub mod embedded;
+pub mod net;
 pub mod reconciler;
 pub mod render;
 pub mod serve;

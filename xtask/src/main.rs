@@ -5,19 +5,20 @@
 //!   release bundle's size, unit, integration (SQLite and PostgreSQL) and end-to-end in
 //!   headless Chromium.
 //!
-//! Also `cargo xtask build [--release]` (the site and the binary) and `cargo xtask setup`.
+//! Also `cargo xtask build [--release]` (the site and the binary), `cargo xtask sizes` (the release
+//! bundle's first load per page, chunks and total, against their limits) and `cargo xtask setup`.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+mod bundle;
+
 /// The exact wasm-bindgen the workspace pins; the CLI must match it.
 const WASM_BINDGEN: &str = "0.2.130";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const OUTPUT_NAME: &str = "lbdesk";
-/// The most the release browser bundle may weigh, gzipped (the product stays under 400 KB).
-const BUNDLE_LIMIT: usize = 400_000;
 /// Where the test PostgreSQL listens (loopback only).
 const PG_PORT: u16 = 55432;
 
@@ -31,9 +32,12 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("build") => setup(false).and_then(|_| build(Profile::from_flags(&rest)).map(|_| ())),
         Some("setup") => setup(true),
+        Some("sizes") => setup(false).and_then(|_| check_bundle_size()),
         Some("instructions") => instructions(),
         _ => {
-            eprintln!("usage: cargo xtask <run [serve options…] | test | build [--release] | setup | instructions>");
+            eprintln!(
+                "usage: cargo xtask <run [serve options…] | test | build [--release] | sizes | setup | instructions>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -148,42 +152,6 @@ fn setup(browser: bool) -> Result {
     Ok(())
 }
 
-/// Builds the browser bundle into `pkg` (script and `.wasm`); returns the `.wasm`.
-fn bundle(profile: Profile, pkg: &Path) -> Result<PathBuf> {
-    let root = root();
-    let (cargo_profile, dir) = match profile {
-        Profile::Debug => ("dev", "debug"),
-        Profile::Release => ("wasm-release", "wasm-release"),
-    };
-    step("building the browser bundle (wasm)");
-    sh(
-        &root,
-        "cargo",
-        &["build", "-p", "frontend", "--lib", "--target", WASM_TARGET, "--profile", cargo_profile],
-        &[],
-    )?;
-    let wasm = target_dir().join(WASM_TARGET).join(dir).join("frontend.wasm");
-    std::fs::create_dir_all(pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
-    let wasm_arg = wasm.to_string_lossy().into_owned();
-    let pkg_arg = pkg.to_string_lossy().into_owned();
-    sh(&root, "wasm-bindgen", &["--target", "web", "--out-dir", &pkg_arg, "--out-name", OUTPUT_NAME, &wasm_arg], &[])?;
-    let bundled = pkg.join(format!("{OUTPUT_NAME}.wasm"));
-    std::fs::rename(pkg.join(format!("{OUTPUT_NAME}_bg.wasm")), &bundled)
-        .map_err(|e| format!("could not rename the wasm: {e}"))?;
-    if profile == Profile::Release {
-        step("optimising the bundle (wasm-opt -Oz)");
-        let wasm_opt = root.join("end2end/node_modules/.bin/wasm-opt");
-        let bundled_arg = bundled.to_string_lossy().into_owned();
-        sh(
-            &root,
-            &wasm_opt.to_string_lossy(),
-            &["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", &bundled_arg, "-o", &bundled_arg],
-            &[],
-        )?;
-    }
-    Ok(bundled)
-}
-
 /// Builds the browser bundle, the site directory and the server binary; returns the binary.
 fn build(profile: Profile) -> Result<PathBuf> {
     let root = root();
@@ -191,7 +159,7 @@ fn build(profile: Profile) -> Result<PathBuf> {
     let site = site_dir();
     let pkg = site.join("pkg");
     let _ = std::fs::remove_dir_all(&site);
-    let bundled = bundle(profile, &pkg)?;
+    let bundled = bundle::build(profile, &pkg)?;
     copy(&root.join("style/main.css"), &pkg.join(format!("{OUTPUT_NAME}.css")))?;
     for entry in std::fs::read_dir(root.join("public")).map_err(|e| format!("could not read public/: {e}"))? {
         let entry = entry.map_err(|e| e.to_string())?;
@@ -204,8 +172,14 @@ fn build(profile: Profile) -> Result<PathBuf> {
     }
     sh(&root, "cargo", &args, &[])?;
     let bin = target_dir().join(if profile == Profile::Release { "release" } else { "debug" }).join("lbdesk");
-    let size = std::fs::metadata(&bundled).map(|m| m.len()).unwrap_or(0);
-    eprintln!("built in {:.0?}: {} ({} KB wasm)", started.elapsed(), bin.display(), size / 1024);
+    let size = std::fs::metadata(&bundled.main).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "built in {:.0?}: {} ({} KB main wasm, {} chunks)",
+        started.elapsed(),
+        bin.display(),
+        size / 1024,
+        bundled.chunks.len()
+    );
     Ok(bin)
 }
 
@@ -252,22 +226,10 @@ fn test() -> Result {
     Ok(())
 }
 
-/// Fails when the release browser bundle, gzipped as a server would send it, is over its limit.
+/// Fails when the release browser bundle, gzipped as a server would send it, is over a limit.
 fn check_bundle_size() -> Result {
-    step("browser bundle size (release)");
-    let wasm = bundle(Profile::Release, &target_dir().join("bundle-size"))?;
-    let gzip = Command::new("gzip").args(["-9", "-c"]).arg(&wasm).output();
-    let gzipped = match gzip {
-        Ok(out) if out.status.success() => out.stdout.len(),
-        Ok(out) => return Err(format!("gzip failed ({})", out.status)),
-        Err(e) => return Err(format!("could not start gzip: {e}")),
-    };
-    let raw = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
-    eprintln!("release bundle: {raw} B, {gzipped} B gzipped (limit {BUNDLE_LIMIT} B)");
-    if gzipped > BUNDLE_LIMIT {
-        return Err(format!("the browser bundle is {gzipped} B gzipped, over its limit of {BUNDLE_LIMIT} B"));
-    }
-    Ok(())
+    step("browser bundle sizes (release)");
+    bundle::check_sizes(&bundle::build(Profile::Release, &target_dir().join("bundle-size"))?)
 }
 
 /// A PostgreSQL server binary of the newest installed major version.

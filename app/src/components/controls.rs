@@ -1,10 +1,9 @@
-//! Small controls used on every screen: badges, form fields, buttons disabled with a reason,
-//! confirmation, the key/value editor, the timeline.
+//! Small controls used on every screen: badges, buttons disabled with a reason, confirmation,
+//! the key/value editor, the timeline, the usage bar.
 
 use leptos::prelude::*;
 
 use crate::domain::crd::{HistoryEntry, Phase};
-use crate::error::AppError;
 
 use super::time::LocalTime;
 
@@ -23,41 +22,6 @@ fn tone(phase: Phase) -> &'static str {
 #[component]
 pub fn PhaseBadge(phase: Phase) -> impl IntoView {
     view! { <span class=tone(phase) data-testid="phase">{phase.as_str()}</span> }
-}
-
-/// A labelled form field with help text and the error that belongs beside it.
-#[component]
-pub fn Field(
-    label: &'static str,
-    /// The `id` of the input inside, which the label names.
-    id: &'static str,
-    #[prop(optional)] help: &'static str,
-    #[prop(into)] error: Signal<Option<String>>,
-    children: Children,
-) -> impl IntoView {
-    let error_id = format!("{id}-error");
-    view! {
-        <div class="field" class:has-error=move || error.get().is_some()>
-            <label for=id>{label}</label>
-            {children()}
-            {(!help.is_empty()).then(|| view! { <span class="help">{help}</span> })}
-            <span class="field-error" id=error_id role="alert">{move || error.get()}</span>
-        </div>
-    }
-}
-
-/// The message of `error` that belongs beside `field`, as a signal for [`Field`].
-pub fn field_error(error: Signal<Option<AppError>>, field: &'static str) -> Signal<Option<String>> {
-    Signal::derive(move || error.get().and_then(|e| e.for_field(field)))
-}
-
-/// The message of `error` that belongs to no field (shown at the top of a form).
-pub fn form_error(error: Signal<Option<AppError>>, fields: &'static [&'static str]) -> Signal<Option<String>> {
-    Signal::derive(move || match error.get() {
-        Some(AppError::Invalid { field, .. }) if fields.contains(&field.as_str()) => None,
-        Some(e) => Some(e.to_string()),
-        None => None,
-    })
 }
 
 /// A button that stays focusable when not allowed, and says why on hover and focus.

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::components::notice::NotAllowed;
 use crate::error::AppError;
-use crate::pages::screens::NotAllowed;
 
 /// Shows `show` of the resource's value once it is loaded (the last one stays on screen while it
 /// reloads), or what failed: the "not allowed" page for a refusal of the role, else the message.

@@ -1,6 +1,10 @@
 //! Building blocks shared by every screen.
 
 pub mod controls;
+pub mod form;
 pub mod layout;
+pub mod lazy;
+pub mod list;
 pub mod loaded;
+pub mod notice;
 pub mod time;

@@ -253,6 +253,42 @@ pub struct Listener {
     pub services: Vec<ServiceRef>,
 }
 
+/// One route of an F5 Ingress: requests for `host` whose path starts with `path` go to a
+/// Service port of the ticket's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub struct IngressRule {
+    /// The host matched (`*.` may lead); every host when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The path prefix matched.
+    #[serde(default = "root_path")]
+    pub path: String,
+    /// The Service the requests go to.
+    pub service: String,
+    /// Its port.
+    pub port: u16,
+}
+
+fn root_path() -> String {
+    "/".into()
+}
+
+/// An F5 Ingress's desired form, kept with its ticket so that disabling, enabling and deleting
+/// the ticket withdraws, restores and removes it: lbdesk writes it as a Kubernetes Ingress in
+/// the ticket's namespace of the member cluster, with the CIS annotations (VE address,
+/// partition) taken from the ticket. Only on tickets of lbtype `ingress`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct F5Ingress {
+    /// The Ingress's name in the member cluster.
+    pub name: String,
+    /// Its routes.
+    pub rules: Vec<IngressRule>,
+    /// A TLS Secret of the ticket's namespace; plain HTTP when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_secret: Option<String>,
+}
+
 /// A load-balancer address request.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, Default, JsonSchema)]
 #[kube(
@@ -284,8 +320,12 @@ pub struct LbticketSpec {
     pub lbtype: LbType,
     #[serde(default)]
     pub state: DesiredState,
+    /// Virtual servers on the address; only for lbtype `listener`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listeners: Vec<Listener>,
+    /// F5 Ingresses on the address; only for lbtype `ingress`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingresses: Vec<F5Ingress>,
 }
 
 /// Ticket lifecycle phase (DESIGN §3).
@@ -486,6 +526,19 @@ mod tests {
         ] {
             assert_eq!(doc, &again, "serialising gives back the document");
         }
+    }
+
+    #[test]
+    fn an_f5_ingress_is_kept_with_its_ticket() {
+        let yaml = "loadbalancer: demo\nnamespace: default\nlbtype: ingress\ningresses:\n- name: web\n  tlsSecret: web-tls\n  rules:\n  - {host: a.example.com, service: svc01, port: 8080}\n";
+        let spec: LbticketSpec = serde_yaml::from_str(yaml).expect("ticket with an ingress");
+        let ingress = &spec.ingresses[0];
+        assert_eq!(ingress.tls_secret.as_deref(), Some("web-tls"));
+        assert_eq!(ingress.rules[0].path, "/", "the path defaults to every path");
+        let again = serde_yaml::to_string(&spec).expect("yaml");
+        assert!(again.contains("tlsSecret: web-tls"), "{again}");
+        let plain = LbticketSpec { loadbalancer: "demo".into(), ..Default::default() };
+        assert!(!serde_yaml::to_string(&plain).expect("yaml").contains("ingresses"), "no ingresses, no field");
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! broadcast of an IPv4 prefix shorter than /31, the reserved list) and the taken ones are
 //! kept as merged intervals, so "lowest free address" is one ordered-map lookup however full
 //! the range is, and an IPv6 /64 costs no more than an IPv4 /24.
+//!
+//! [`PairAllocator::of`] (in `adapter`) is the one way in from a Loadbalancer.
+
+mod adapter;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,6 +33,14 @@ impl Side {
         match self {
             Side::Ve => "veip",
             Side::Ltm => "ltmip",
+        }
+    }
+
+    /// The Loadbalancer field holding this side's range.
+    pub fn cidr_field(self) -> &'static str {
+        match self {
+            Side::Ve => "ve.cidr",
+            Side::Ltm => "ltm.cidr",
         }
     }
 
@@ -67,6 +79,18 @@ impl AllocError {
             | AllocError::Exhausted { side, .. } => side.field(),
         }
     }
+}
+
+/// Why a Loadbalancer's ranges give no allocator: the spec field at fault (`ve.cidr`,
+/// `ltm.cidr` or `reserved`) and why. Its `Display` is `field: reason`, for logs and ticket
+/// messages; the screens and admission take it as a `Refusal` beside that field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct RangeError {
+    /// The Loadbalancer spec field the reason belongs beside.
+    pub field: &'static str,
+    /// What the user reads.
+    pub reason: String,
 }
 
 /// A set of `u128` offsets kept as merged, non-adjacent inclusive intervals (start → end).
@@ -156,10 +180,12 @@ impl Pool {
     /// A pool over `cidr`, with the entries of `reserved` (addresses or CIDRs) that fall in it.
     /// Entries of the other address family or outside the range are ignored: the reserved
     /// list of a Loadbalancer covers both of its ranges.
-    pub fn new(side: Side, cidr: &str, reserved: &[String]) -> Result<Pool, String> {
-        let net: IpNet = cidr.trim().parse().map_err(|_| format!("{cidr:?} is not a CIDR such as 10.0.0.0/24"))?;
+    pub fn new(side: Side, cidr: &str, reserved: &[String]) -> Result<Pool, RangeError> {
+        let bad_cidr = |reason: String| RangeError { field: side.cidr_field(), reason };
+        let net: IpNet =
+            cidr.trim().parse().map_err(|_| bad_cidr(format!("{cidr:?} is not a CIDR such as 10.0.0.0/24")))?;
         if net.trunc() != net {
-            return Err(format!("{cidr} has host bits set; did you mean {}?", net.trunc()));
+            return Err(bad_cidr(format!("{cidr} has host bits set; did you mean {}?", net.trunc())));
         }
         let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
         let last_offset = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
@@ -183,7 +209,12 @@ impl Pool {
                 Ok(r) => (r.network(), r.broadcast()),
                 Err(_) => match entry.parse::<IpAddr>() {
                     Ok(a) => (a, a),
-                    Err(_) => return Err(format!("reserved entry {entry:?} is neither an address nor a CIDR")),
+                    Err(_) => {
+                        return Err(RangeError {
+                            field: "reserved",
+                            reason: format!("reserved entry {entry:?} is neither an address nor a CIDR"),
+                        });
+                    }
                 },
             };
             if lo.is_ipv4() != net.addr().is_ipv4() {
@@ -304,7 +335,8 @@ impl Pool {
     }
 }
 
-/// Both ranges of a Loadbalancer, rebuilt from its spec and `status.ips`.
+/// Both ranges of a Loadbalancer, rebuilt from its spec and `status.ips` (by
+/// [`PairAllocator::of`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairAllocator {
     pub ve: Pool,
@@ -325,12 +357,14 @@ impl fmt::Display for Pair {
 }
 
 impl PairAllocator {
-    /// The allocator for a Loadbalancer; pairs in `ips` are taken. A recorded pair that no
+    /// The allocator for a Loadbalancer spec; pairs in `ips` are taken. A recorded pair that no
     /// longer fits the ranges is kept as taken only where it still fits (the CIDRs are locked
     /// while in use, so this happens only for hand-edited objects).
-    pub fn new(spec: &LoadbalancerSpec, ips: &[IpPair]) -> Result<PairAllocator, (&'static str, String)> {
-        let ve = Pool::new(Side::Ve, &spec.ve.cidr, &spec.reserved).map_err(|e| ("ve.cidr", e))?;
-        let ltm = Pool::new(Side::Ltm, &spec.ltm.cidr, &spec.reserved).map_err(|e| ("ltm.cidr", e))?;
+    /// NB: for a stored Loadbalancer use [`PairAllocator::of`]; this is for a spec being
+    /// checked (no pairs) and for tests.
+    pub fn new(spec: &LoadbalancerSpec, ips: &[IpPair]) -> Result<PairAllocator, RangeError> {
+        let ve = Pool::new(Side::Ve, &spec.ve.cidr, &spec.reserved)?;
+        let ltm = Pool::new(Side::Ltm, &spec.ltm.cidr, &spec.reserved)?;
         let mut alloc = PairAllocator { ve, ltm };
         for pair in ips {
             if let Ok(a) = pair.veip.parse() {
@@ -529,17 +563,17 @@ mod tests {
 
     #[test]
     fn bad_ranges_are_refused_with_the_field() {
-        for (ve, ltm, field, msg) in [
-            ("20.1.0.0/33", "10.0.0.0/24", "ve.cidr", "is not a CIDR"),
-            ("20.1.0.0/24", "10.0.0.1/24", "ltm.cidr", "did you mean 10.0.0.0/24?"),
-            ("20.1.0.0/24", "banana", "ltm.cidr", "is not a CIDR"),
+        for (ve, ltm, reserved, field, msg) in [
+            ("20.1.0.0/33", "10.0.0.0/24", None, "ve.cidr", "is not a CIDR"),
+            ("20.1.0.0/24", "10.0.0.1/24", None, "ltm.cidr", "did you mean 10.0.0.0/24?"),
+            ("20.1.0.0/24", "banana", None, "ltm.cidr", "is not a CIDR"),
+            ("20.1.0.0/24", "10.0.0.0/24", Some("10.0.0.x"), "reserved", "neither an address nor a CIDR"),
         ] {
-            let err = PairAllocator::new(&spec(ve, ltm, &[]), &[]).expect_err("refused");
-            assert_eq!(err.0, field);
-            assert!(err.1.contains(msg), "{}", err.1);
+            let err = PairAllocator::new(&spec(ve, ltm, reserved.as_slice()), &[]).expect_err("refused");
+            assert_eq!(err.field, field, "{ve} {ltm} {reserved:?}");
+            assert!(err.reason.contains(msg), "{}", err.reason);
+            assert_eq!(err.to_string(), format!("{field}: {}", err.reason), "logs name the field");
         }
-        let err = PairAllocator::new(&spec("20.1.0.0/24", "10.0.0.0/24", &["10.0.0.x"]), &[]).expect_err("refused");
-        assert!(err.1.contains("neither an address nor a CIDR"), "{}", err.1);
     }
 
     #[test]

@@ -58,3 +58,8 @@ pub fn Login() -> impl IntoView {
         </div>
     }
 }
+
+crate::lazy_page!(
+    /// The sign-in route: its code loads in its own browser chunk.
+    LoginRoute => Login
+);

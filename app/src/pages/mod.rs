@@ -1,7 +1,4 @@
-//! One module per screen.
+//! The pages outside the screen folders: sign-in and the unknown address.
 
-pub mod loadbalancers;
 pub mod login;
 pub mod not_found;
-pub mod screens;
-pub mod tickets;

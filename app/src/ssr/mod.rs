@@ -137,8 +137,10 @@ where
     }
 }
 
-/// A domain refusal as a server-function error (the field, when there is one).
-pub fn refused(r: crate::domain::policy::Refusal) -> AppError {
+/// A domain refusal (or a domain error that converts into one, such as the allocator's) as a
+/// server-function error (the field, when there is one).
+pub fn refused(r: impl Into<crate::domain::policy::Refusal>) -> AppError {
+    let r = r.into();
     match r.field {
         Some(field) => AppError::Invalid { field, message: r.reason },
         None => AppError::Refused(r.reason),

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use kube::Client;
-use server::cli::{Mode, ServeArgs, StoreArgs};
+use server::config::{Mode, ServeArgs, StoreArgs};
 
 /// `lbdesk serve --demo` on free loopback ports with its data in `dir`, the driver simulator
 /// answering at once and no reconciler (a benchmark starts its own when it needs one).

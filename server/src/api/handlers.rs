@@ -4,18 +4,12 @@ use axum::response::Response;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::admission::{Operation, admit};
 use super::resources::Kind;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::store::{Change, Key, Row, parse_labels};
 use super::{Api, Call, Objects, object, respond, respond_json, table};
-use crate::admission::Operation;
-
-/// The current time as Kubernetes writes it (RFC 3339, whole seconds, UTC).
-pub fn now() -> String {
-    let t = time::OffsetDateTime::now_utc();
-    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
-}
 
 /// A random UUID (version 4).
 fn uid() -> String {
@@ -119,7 +113,7 @@ pub fn prepare_new(kind: &Kind, obj: &mut Value, namespace: &str, name: &str) {
             meta.remove("namespace");
         }
         meta.insert("uid".into(), json!(uid()));
-        meta.insert("creationTimestamp".into(), json!(now()));
+        meta.insert("creationTimestamp".into(), json!(app::ssr::now()));
         meta.insert("generation".into(), json!(1));
         for server_owned in
             ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
@@ -127,20 +121,6 @@ pub fn prepare_new(kind: &Kind, obj: &mut Value, namespace: &str, name: &str) {
             meta.remove(server_owned);
         }
     }
-}
-
-async fn admit(
-    api: &Api,
-    call: &Call,
-    objects: &Objects,
-    op: Operation,
-    new: Option<&Value>,
-    old: Option<&Value>,
-) -> Result<(), ApiError> {
-    if objects.kind.admitted() && !objects.status {
-        api.admission.admit(&call.user, objects.kind, op, new, old).await?;
-    }
-    Ok(())
 }
 
 /// GET of one object (a one-row Table when asked).
@@ -499,7 +479,7 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
                 if let Some(meta) = object::metadata(&mut now)
                     && !meta.contains_key("deletionTimestamp")
                 {
-                    meta.insert("deletionTimestamp".into(), json!(self::now()));
+                    meta.insert("deletionTimestamp".into(), json!(app::ssr::now()));
                     meta.insert("deletionGracePeriodSeconds".into(), json!(0));
                 }
                 Ok(Change::Put(now))

@@ -4,6 +4,7 @@
 //! bookmarks and 410, resourceVersion compare-and-swap, merge and JSON patch, finalizers, the
 //! status subresource, admission). Everything in lbdesk reaches it through `kube::Client`.
 
+mod admission;
 mod handlers;
 pub mod object;
 pub mod resources;
@@ -25,7 +26,7 @@ use http::{HeaderMap, Method, header};
 use serde_json::Value;
 
 use crate::admission::Admission;
-pub use handlers::{now, prepare_new};
+pub use handlers::prepare_new;
 use resources::Kind;
 use status::ApiError;
 use store::Store;

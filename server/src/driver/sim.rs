@@ -261,7 +261,7 @@ impl Simulator {
 
     /// Serves on `listener` until the process ends.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener.tap_io(crate::serve::no_delay), self.router()).await
+        axum::serve(listener.tap_io(crate::net::no_delay), self.router()).await
     }
 }
 

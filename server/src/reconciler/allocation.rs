@@ -13,8 +13,9 @@ use kube::{Api, ResourceExt};
 use super::{Context, Result, Step};
 
 /// Applies `change` to the Loadbalancer's pairs and writes them (with fresh capacity figures)
-/// when they differ; on a conflict, reads again and retries. `change` returns what the caller
-/// wants back, or an error for the user (nothing is written then).
+/// when they differ; on a conflict, reads again and retries. `change` gets the Loadbalancer as
+/// read (its `status.ips` still the pairs it is handed) and returns what the caller wants
+/// back, or an error for the user (nothing is written then).
 ///
 /// The first try works on the freshest copy known here (reading 2,000 pairs costs more than
 /// the write); only a write, checked by its resourceVersion, is trusted from it. Any other
@@ -38,15 +39,16 @@ async fn update<T>(
             Err(_) if !fresh => continue,
             Err(message) => return Ok(Err(message)),
         };
-        let capacity = PairAllocator::new(&lb.spec, &ips).ok().map(|a| a.capacity());
+        let unchanged = ips == before;
+        lb.status.get_or_insert_with(Default::default).ips = ips;
+        let capacity = PairAllocator::of(&lb).ok().map(|a| a.capacity());
         let status = lb.status.get_or_insert_with(Default::default);
-        if ips == before && status.capacity == capacity {
+        if unchanged && status.capacity == capacity {
             if fresh {
                 return Ok(Ok(out));
             }
             continue;
         }
-        status.ips = ips;
         status.capacity = capacity;
         match api.replace_status(lb_name, &PostParams::default(), &lb).await {
             Ok(written) => {
@@ -70,7 +72,7 @@ fn written_lock(ctx: &Context) -> std::sync::MutexGuard<'_, HashMap<String, Arc<
 /// The freshest copy of a Loadbalancer known here: the one this process last wrote, until the
 /// cache has taken it in (the next steps of a ticket come sooner than the watch).
 pub fn latest(ctx: &Context, lb_name: &str) -> Option<Arc<Loadbalancer>> {
-    let cached = ctx.loadbalancers.get(&ObjectRef::new(lb_name));
+    let cached = ctx.caches().loadbalancers.get(&ObjectRef::new(lb_name));
     let mut written = written_lock(ctx);
     match (written.get(lb_name), cached) {
         (Some(w), Some(c)) if w.resource_version() == c.resource_version() => {
@@ -100,7 +102,8 @@ pub async fn allocate(
         if let Some(pair) = ips.iter().find(|p| p.ticket == ticket) {
             return Ok(pair.clone());
         }
-        let mut alloc = PairAllocator::new(&lb.spec, ips).map_err(|(field, e)| format!("{field}: {e}"))?;
+        // NB: nothing has changed the pairs yet, so the allocator of `lb` holds exactly `ips`.
+        let mut alloc = PairAllocator::of(lb).map_err(|e| e.to_string())?;
         let pair = alloc.allocate(ticket, veip, ltmip).map_err(|e| e.to_string())?;
         let pair = ip_pair(pair, ticket, BondState::Pending);
         ips.push(pair.clone());
@@ -139,9 +142,8 @@ pub async fn release(ctx: &Context, lb_name: &str, ticket: &str) -> Result<()> {
 /// Rewrites only the capacity figures (a Loadbalancer with no tickets yet, or a changed
 /// range), when they are not those of its pairs.
 pub async fn refresh_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
-    let status = lb.status.clone().unwrap_or_default();
-    let capacity = PairAllocator::new(&lb.spec, &status.ips).ok().map(|a| a.capacity());
-    if status.capacity != capacity {
+    let capacity = PairAllocator::of(lb).ok().map(|a| a.capacity());
+    if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) != capacity.as_ref() {
         let _ = update(ctx, &lb.name_any(), |_, _| Ok(())).await?;
     }
     Ok(())

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use app::domain::as3::placement::Placement;
 use app::domain::crd::{LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Loadbalancer};
-use app::domain::policy::effective_partition;
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
@@ -36,8 +36,7 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                         lb.name_any()
                     )));
                 }
-                tenant::delete_configmap(&ctx, &lb.spec.cluster, &lb.spec.cis.namespace, effective_partition(&lb.spec))
-                    .await?;
+                tenant::delete_configmap(&ctx, &lb.spec.cluster, &Placement::of(&lb.spec)).await?;
                 delete_credentials(&ctx, &lb).await?;
                 allocation::forget(&ctx, &lb.name_any());
                 Ok(Action::await_change())

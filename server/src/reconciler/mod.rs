@@ -2,27 +2,36 @@
 //! management cluster, writing the member clusters' AS3 ConfigMaps and labels, through
 //! `kube::Client` only. Every step is idempotent and recorded before the next side effect, so
 //! a crash anywhere leaves a state the next run completes.
+//!
+//! As in kube-rs's controller-rs: the server builds one [`Context`] and joins [`run`], which
+//! returns once its shutdown future resolves. Nothing here reads the embedded API's module:
+//! in cluster mode there is none.
 
 mod allocation;
+mod crash;
 mod lbticket;
 mod loadbalancer;
 mod status;
 mod tenant;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
 use app::ssr::clusters::Clusters;
-use futures::StreamExt;
+use futures::future::{BoxFuture, Shared};
+use futures::{FutureExt, StreamExt};
 use kube::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::Mutex;
+
+pub use crash::{Crash, Step};
 
 use crate::driver::{DriverClient, DriverError};
 
@@ -56,42 +65,45 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The write steps a crash can be injected after (tests).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// The pair recorded in `Loadbalancer.status.ips`.
-    Allocation,
-    /// The driver answered a request or revocation.
-    DriverRequest,
-    /// A ticket's status written.
-    StatusWrite,
-    /// An AS3 ConfigMap written.
-    ConfigMapWrite,
-    /// Namespace or Service labels written.
-    LabelWrite,
-}
-
 /// How the reconciler runs.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// How often every object is reconciled even when nothing changed (drift repair).
     pub ensure_every: Duration,
-    /// Stop dead right after this step, the first time it is reached (crash tests).
-    pub crash_after: Option<Step>,
 }
 
-/// What every reconcile reaches.
+/// How much the reconciler has done (for benchmarks and logs).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Ticket reconciles finished (either way).
+    pub reconciles: AtomicU64,
+    /// Cluster syncs finished successfully.
+    pub syncs: AtomicU64,
+}
+
+/// The caches of the management cluster a run reads (writes always read fresh from the API).
+#[derive(Clone)]
+struct Caches {
+    tickets: Store<Lbticket>,
+    rules: Store<Lbrule>,
+    loadbalancers: Store<Loadbalancer>,
+}
+
+/// What every reconcile reaches. Built once per process ([`Context::new`]) and handed to each
+/// [`run`]; what a run learns (its caches, memo, backoffs) starts afresh with the next one.
 pub struct Context {
+    /// The management cluster (where the objects are) and the member clusters (where CIS is).
     pub clusters: Clusters,
+    /// The network-policy driver.
     pub driver: DriverClient,
+    /// Publishes the Events shown on the tickets.
     pub recorder: Recorder,
-    /// Caches of the management cluster (writes always read fresh from the API).
-    pub tickets: Store<Lbticket>,
-    pub rules: Store<Lbrule>,
-    pub loadbalancers: Store<Loadbalancer>,
+    pub config: Config,
+    pub counters: Counters,
+    /// The caches of the run under way.
+    caches: std::sync::RwLock<Caches>,
     /// Each Loadbalancer as this process last wrote it, until the cache has it.
     written: std::sync::Mutex<HashMap<String, Arc<Loadbalancer>>>,
-    pub config: Config,
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
@@ -100,27 +112,64 @@ pub struct Context {
     sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
     /// Consecutive failures per object, for the backoff.
     failures: std::sync::Mutex<HashMap<String, u32>>,
-    crashed: Arc<AtomicBool>,
-    counters: Counters,
+    /// A planned crash: integration tests only, `None` in production.
+    crash: Option<Arc<Crash>>,
 }
 
-/// How much the reconciler has done (for benchmarks and logs).
-#[derive(Clone, Default)]
-pub struct Counters {
-    /// Ticket reconciles finished (either way).
-    pub reconciles: Arc<AtomicU64>,
-    /// Cluster syncs finished successfully.
-    pub syncs: Arc<AtomicU64>,
-}
+/// What tells a run to stop, shared by its controllers and syncers.
+type Shutdown = Shared<BoxFuture<'static, ()>>;
 
 impl Context {
-    /// Halts forever right after `step` if a crash is planned there (the test then kills the
-    /// reconciler, as a process dying at that point would).
-    pub async fn crash_point(&self, step: Step) {
-        if self.config.crash_after == Some(step) && !self.crashed.swap(true, Ordering::SeqCst) {
-            tracing::warn!(?step, "crash injected");
-            std::future::pending::<()>().await;
+    /// The reconciler's context over these clusters and this driver, with no crash planned.
+    pub fn new(clusters: Clusters, driver: DriverClient, config: Config) -> Context {
+        let recorder = Recorder::new(clusters.mgmt().clone(), Reporter { controller: "lbdesk".into(), instance: None });
+        let sync_requests =
+            Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
+        // NB: never ready, never read: every run puts its own caches in first.
+        let caches =
+            Caches { tickets: reflector::store().0, rules: reflector::store().0, loadbalancers: reflector::store().0 };
+        Context {
+            clusters,
+            driver,
+            recorder,
+            config,
+            counters: Counters::default(),
+            caches: std::sync::RwLock::new(caches),
+            written: Default::default(),
+            sync_locks: Default::default(),
+            memo: Default::default(),
+            sync_requests,
+            failures: Default::default(),
+            crash: None,
         }
+    }
+
+    /// The same context, halting at `crash` (integration tests).
+    pub fn with_crash(self, crash: Arc<Crash>) -> Context {
+        Context { crash: Some(crash), ..self }
+    }
+
+    /// Halts forever right after `step` when a crash is planned there (integration tests).
+    async fn crash_point(&self, step: Step) {
+        if let Some(crash) = &self.crash {
+            crash.at(step).await;
+        }
+    }
+
+    /// The caches of the run under way.
+    fn caches(&self) -> Caches {
+        self.caches.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Starts a run on `caches`, forgetting what an earlier run learned.
+    ///
+    /// NB: another process may have written meanwhile (a leader that held the lease): a copy
+    /// written, a memo of what was placed or a backoff from then would be stale now.
+    fn begin(&self, caches: Caches) {
+        *self.caches.write().unwrap_or_else(|p| p.into_inner()) = caches;
+        self.written.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.memo.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.failures.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
@@ -138,14 +187,6 @@ impl Context {
     fn succeeded(&self, key: &str) {
         self.failures.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
     }
-}
-
-/// A handle on a running reconciler.
-pub struct Running {
-    /// Set when a planned crash point was reached.
-    pub crashed: Arc<AtomicBool>,
-    pub counters: Counters,
-    pub task: tokio::task::JoinHandle<()>,
 }
 
 /// Reconciles running at once per controller. Unbounded, a resync of 10,000 tickets opens a
@@ -177,71 +218,51 @@ where
     (reader, changes)
 }
 
-/// Starts the controllers and one syncer per member cluster; they run until the task is aborted.
+/// Runs the controllers and one syncer per member cluster until `shutdown` resolves, then lets
+/// the reconciles and syncs under way finish, and returns: the caller joins it (on SIGTERM;
+/// with leader election, when the lease is lost, and runs it again once it is won back).
 ///
+/// NB: one run at a time per context. A run lists afresh and forgets what the last one learned.
 /// NB: the syncers work from the caches and run after every change the caches take in, so the
 /// last sync always sees the last change: no stale view can have the last word.
-pub fn start(clusters: Clusters, driver: DriverClient, config: Config) -> Running {
-    let crashed = Arc::new(AtomicBool::new(false));
-    let flag = crashed.clone();
-    let counters = Counters::default();
-    let counting = counters.clone();
-    let task = tokio::spawn(async move {
-        let mgmt = clusters.mgmt().clone();
-        let tickets_api: Api<Lbticket> = Api::all(mgmt.clone());
-        let rules_api: Api<Lbrule> = Api::all(mgmt.clone());
-        let lbs_api: Api<Loadbalancer> = Api::all(mgmt.clone());
-        let sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>> =
-            Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
-        let (tickets, ticket_changes) = cache(tickets_api, sync_requests.clone(), tenant::placement_changes());
-        let (rules, rule_changes) = cache(rules_api, sync_requests.clone(), |_| true);
-        let (loadbalancers, lb_changes) = cache(lbs_api, sync_requests.clone(), tenant::loadbalancer_changes());
-        let rule_cache = rule_changes.for_each(|_| async {});
-        let recorder = Recorder::new(mgmt.clone(), Reporter { controller: "lbdesk".into(), instance: None });
-        let ctx = Arc::new(Context {
-            clusters,
-            driver,
-            recorder,
-            tickets: tickets.clone(),
-            rules,
-            loadbalancers: loadbalancers.clone(),
-            written: Default::default(),
-            config,
-            sync_locks: Default::default(),
-            memo: Default::default(),
-            sync_requests,
-            failures: Default::default(),
-            crashed: flag,
-            counters: counting,
+pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let shutdown: Shutdown = shutdown.boxed().shared();
+    let mgmt = ctx.clusters.mgmt().clone();
+    let wake = ctx.sync_requests.clone();
+    let (tickets, ticket_changes) = cache(Api::all(mgmt.clone()), wake.clone(), tenant::placement_changes());
+    let (rules, rule_changes) = cache(Api::<Lbrule>::all(mgmt.clone()), wake.clone(), |_| true);
+    let (loadbalancers, lb_changes) = cache(Api::all(mgmt), wake, tenant::loadbalancer_changes());
+    ctx.begin(Caches { tickets: tickets.clone(), rules, loadbalancers: loadbalancers.clone() });
+    let rule_cache = rule_changes.take_until(shutdown.clone()).for_each(|_| async {});
+    // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
+    // change is placement, which the syncers pick up from the caches.
+    let ticket_run = Controller::for_stream(ticket_changes, tickets)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown.clone())
+        .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
+        .for_each(|r| {
+            ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "ticket reconcile");
+            }
+            futures::future::ready(())
         });
-        // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
-        // change is placement, which the syncers pick up from the caches.
-        let ticket_run = Controller::for_stream(ticket_changes, tickets)
-            .with_config(controller::Config::default().concurrency(CONCURRENCY))
-            .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
-            .for_each(|r| {
-                let done = ctx.counters.reconciles.clone();
-                async move {
-                    done.fetch_add(1, Ordering::Relaxed);
-                    if let Err(e) = r {
-                        tracing::debug!(error = %e, "ticket reconcile");
-                    }
-                }
-            });
-        let lb_run = Controller::for_stream(lb_changes, loadbalancers)
-            .with_config(controller::Config::default().concurrency(CONCURRENCY))
-            .run(loadbalancer::reconcile, loadbalancer::error_policy, ctx.clone())
-            .for_each(|r| async move {
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "load balancer reconcile");
-                }
-            });
-        let syncers =
-            futures::future::join_all(ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone())));
-        tracing::info!("reconciler started");
-        tokio::join!(rule_cache, ticket_run, lb_run, syncers);
-    });
-    Running { crashed, counters, task }
+    let lb_run = Controller::for_stream(lb_changes, loadbalancers)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown.clone())
+        .run(loadbalancer::reconcile, loadbalancer::error_policy, ctx.clone())
+        .for_each(|r| {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "load balancer reconcile");
+            }
+            futures::future::ready(())
+        });
+    let syncers = futures::future::join_all(
+        ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone(), shutdown.clone())),
+    );
+    tracing::info!("reconciler started");
+    tokio::join!(rule_cache, ticket_run, lb_run, syncers);
+    tracing::info!("reconciler stopped");
 }
 
 /// The requeue after a failure: exponential per object, 0.5 s to 60 s.

@@ -13,11 +13,6 @@ use super::{Context, Result, Step};
 /// Most entries kept in `status.history`.
 pub const HISTORY: usize = 50;
 
-/// The current time, as Kubernetes writes it.
-pub fn now() -> String {
-    crate::api::now()
-}
-
 /// Sets a condition, keeping its transition time when its status does not change.
 pub fn set_condition(
     conditions: &mut Vec<Condition>,
@@ -30,7 +25,7 @@ pub fn set_condition(
     let status = if ok { "True" } else { "False" };
     let at = match conditions.iter().find(|c| c.type_ == type_) {
         Some(c) if c.status == status => c.last_transition_time.clone(),
-        _ => now(),
+        _ => app::ssr::now(),
     };
     conditions.retain(|c| c.type_ != type_);
     conditions.push(Condition {
@@ -47,7 +42,7 @@ pub fn set_condition(
 /// Moves to `phase` (history entry by `by`), or keeps the phase and updates the message.
 pub fn transition(status: &mut LbticketStatus, phase: Phase, message: &str, by: &str) {
     if status.phase != phase || status.history.is_empty() {
-        status.history.push(HistoryEntry { phase, at: now(), message: message.into(), by: by.into() });
+        status.history.push(HistoryEntry { phase, at: app::ssr::now(), message: message.into(), by: by.into() });
         let excess = status.history.len().saturating_sub(HISTORY);
         status.history.drain(..excess);
     }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use app::domain::as3::placement::{self, CIS_MARK, CIS_TENANT, Placement, SERVICE_LABEL_KEYS, TEMPLATE_KEY};
 use app::domain::as3::{self, validate::validate};
 use app::domain::crd::{Condition, Lbrule, Lbticket, Loadbalancer};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
@@ -14,24 +15,10 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use super::status::set_condition;
-use super::{Context, Error, Result, Step};
+use super::{Context, Error, Result, Shutdown, Step};
 
 /// Annotation listing the namespace label keys lbdesk set (so it removes only its own).
 const MANAGED_LABELS: &str = "ebcpaas.io/managed-labels";
-/// Label marking the Services lbdesk labelled for CIS.
-const CIS_MARK: &str = "ebcpaas.io/cis-labels";
-const CIS_KEYS: [&str; 3] = ["cis.f5.com/as3-tenant", "cis.f5.com/as3-app", "cis.f5.com/as3-pool"];
-
-/// The name of a tenant's ConfigMap: DNS-safe, and unique (a hash is added when the tenant
-/// name had to change to fit).
-pub fn configmap_name(tenant: &str) -> String {
-    let safe: String = tenant
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c.to_ascii_lowercase() } else { '-' })
-        .collect();
-    let name = format!("lbdesk-as3-{}", safe.trim_matches(|c: char| c == '-' || c == '.'));
-    if safe == tenant { name } else { format!("{name}-{:08x}", crc32fast::hash(tenant.as_bytes())) }
-}
 
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
@@ -99,24 +86,34 @@ pub fn loadbalancer_changes() -> impl FnMut(&Loadbalancer) -> bool + Send + 'sta
 /// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
 /// the next run) and checks everything, drift included, every ensure period; a failed sync is
 /// retried with backoff.
-pub async fn syncer(ctx: Arc<Context>, cluster: String) {
+///
+/// It stops at `shutdown`, between syncs: a sync under way finishes first.
+pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
     let Some(requests) = ctx.sync_requests.get(&cluster).cloned() else { return };
     let key = format!("sync/{cluster}");
     // NB: an empty cache would withdraw everything: wait for the first complete lists.
-    for ready in [
-        ctx.tickets.wait_until_ready().await,
-        ctx.rules.wait_until_ready().await,
-        ctx.loadbalancers.wait_until_ready().await,
-    ] {
-        if ready.is_err() {
-            return;
-        }
+    let caches = ctx.caches();
+    let lists = async {
+        let (tickets, rules, lbs) = tokio::join!(
+            caches.tickets.wait_until_ready(),
+            caches.rules.wait_until_ready(),
+            caches.loadbalancers.wait_until_ready()
+        );
+        tickets.is_ok() && rules.is_ok() && lbs.is_ok()
+    };
+    let listed = tokio::select! {
+        listed = lists => listed,
+        _ = shutdown.clone() => false,
+    };
+    if !listed {
+        return;
     }
     let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
     loop {
         tokio::select! {
             _ = requests.notified() => {}
             _ = tokio::time::sleep_until(next_ensure) => {}
+            _ = shutdown.clone() => return,
         }
         let ensure = tokio::time::Instant::now() >= next_ensure;
         loop {
@@ -129,7 +126,10 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String) {
                 Err(e) => {
                     let delay = ctx.backoff(&key);
                     tracing::warn!(%cluster, error = %e, retry_in = ?delay, "sync failed");
-                    tokio::time::sleep(delay).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = shutdown.clone() => return,
+                    }
                 }
             }
         }
@@ -153,10 +153,11 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         .ok_or_else(|| Error::Invalid(format!("cluster {cluster} is not known to lbdesk")))?
         .clone();
     // NB: the cached objects are shared, not copied: a sync runs after every change.
+    let caches = ctx.caches();
     let lbs: Vec<Arc<Loadbalancer>> =
-        ctx.loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && live(&**lb)).collect();
+        caches.loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && live(&**lb)).collect();
     let lb_names: Vec<&str> = lbs.iter().map(|l| name_of(&l.metadata)).collect();
-    let tickets: Vec<Arc<Lbticket>> = ctx
+    let tickets: Vec<Arc<Lbticket>> = caches
         .tickets
         .state()
         .into_iter()
@@ -164,7 +165,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             live(&**t) && t.metadata.name.as_deref() != gone && lb_names.contains(&t.spec.loadbalancer.as_str())
         })
         .collect();
-    let rules: Vec<Arc<Lbrule>> = ctx.rules.state().into_iter().filter(|r| live(&**r)).collect();
+    let rules: Vec<Arc<Lbrule>> = caches.rules.state().into_iter().filter(|r| live(&**r)).collect();
     let lb_in: Vec<_> = lb_names.iter().zip(&lbs).map(|(n, l)| (*n, &l.spec)).collect();
     let t_in: Vec<_> = tickets.iter().map(|t| (name_of(&t.metadata), &t.spec, t.status.as_ref())).collect();
     let r_in: Vec<_> = rules.iter().map(|r| (name_of(&r.metadata), &r.spec)).collect();
@@ -175,14 +176,15 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     let before = (!previous.is_empty()).then(|| Labels::of(&previous));
     let mut placed: HashMap<String, Placed> = HashMap::new();
     for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
-        let Some(owner) = lbs.iter().find(|lb| app::domain::policy::effective_partition(&lb.spec) == tenant) else {
+        let Some(owner) = placement::owner(&tenant, lbs.iter().map(|lb| &lb.spec)) else {
             continue;
         };
-        let digest = as3::digest(cluster, &tenant, &owner.spec, &t, &r);
+        let digest = as3::digest(cluster, &tenant, owner, &t, &r);
         if let Some(last) = previous.remove(&tenant).filter(|last| last.digest == digest && !ensure) {
             placed.insert(tenant, last);
             continue;
         }
+        let place = Placement::of(owner);
         let mut now = Placed { digest, ..Default::default() };
         let fault_of = |origin: &Option<as3::Origin>| origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
@@ -195,7 +197,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             }
         };
         let template = rendered.template();
-        let current = deployed(&client, &owner.spec.cis.namespace, &tenant).await?;
+        let current = deployed(&client, &place).await?;
         if current.as_ref().and_then(template_of) == Some(template.as_str()) {
             // NB: what is deployed was validated before it was written.
         } else if let Err(found) = validate(&rendered) {
@@ -207,18 +209,12 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             placed.insert(tenant, now);
             continue;
         }
-        write_configmap(ctx, &client, current, &owner.spec.cis.namespace, &tenant, &template).await?;
+        write_configmap(ctx, &client, current, &place, &template).await?;
         for ns in &rendered.namespaces {
-            now.namespaces.entry(ns.clone()).or_default().extend(owner.spec.nsselector.clone());
+            now.namespaces.entry(ns.clone()).or_default().extend(owner.nsselector.clone());
         }
         for ((ns, svc), l) in &rendered.services {
-            let labels = BTreeMap::from([
-                (CIS_KEYS[0].to_string(), l.tenant.clone()),
-                (CIS_KEYS[1].to_string(), l.app.clone()),
-                (CIS_KEYS[2].to_string(), l.pool.clone()),
-                (CIS_MARK.to_string(), "true".to_string()),
-            ]);
-            now.services.insert((ns.clone(), svc.clone()), labels);
+            now.services.insert((ns.clone(), svc.clone()), placement::service_labels(l));
         }
         placed.insert(tenant, now);
     }
@@ -306,14 +302,14 @@ async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Re
 }
 
 /// The tenant's ConfigMap as it is now, if any.
-async fn deployed(client: &kube::Client, namespace: &str, tenant: &str) -> Result<Option<ConfigMap>> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    Ok(api.get_opt(&configmap_name(tenant)).await?)
+async fn deployed(client: &kube::Client, place: &Placement) -> Result<Option<ConfigMap>> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &place.namespace);
+    Ok(api.get_opt(&place.configmap).await?)
 }
 
 /// The declaration a ConfigMap holds.
 fn template_of(cm: &ConfigMap) -> Option<&str> {
-    cm.data.as_ref().and_then(|d| d.get("template")).map(String::as_str)
+    cm.data.as_ref().and_then(|d| d.get(TEMPLATE_KEY)).map(String::as_str)
 }
 
 /// Creates or replaces the tenant's ConfigMap (`current`, as just read) when its content
@@ -322,17 +318,12 @@ async fn write_configmap(
     ctx: &Context,
     client: &kube::Client,
     current: Option<ConfigMap>,
-    namespace: &str,
-    tenant: &str,
+    place: &Placement,
     template: &str,
 ) -> Result<()> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let name = configmap_name(tenant);
-    let labels = BTreeMap::from([
-        ("f5type".to_string(), "virtual-server".to_string()),
-        ("as3".to_string(), "true".to_string()),
-        ("app.kubernetes.io/managed-by".to_string(), "lbdesk".to_string()),
-    ]);
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &place.namespace);
+    let Placement { tenant, namespace, configmap: name } = place;
+    let labels = placement::configmap_labels();
     match current {
         Some(mut cm) => {
             let current_labels = cm.labels();
@@ -341,20 +332,20 @@ async fn write_configmap(
                 return Ok(());
             }
             cm.labels_mut().extend(labels);
-            cm.data = Some(BTreeMap::from([("template".to_string(), template.to_string())]));
+            cm.data = Some(placement::configmap_data(template));
             // NB: a compare-and-swap on the version read: a concurrent change is a conflict,
             // retried by the next sync.
-            api.replace(&name, &PostParams::default(), &cm).await?;
+            api.replace(name, &PostParams::default(), &cm).await?;
         }
         None => {
             let cm = ConfigMap {
                 metadata: ObjectMeta {
                     name: Some(name.clone()),
-                    namespace: Some(namespace.into()),
+                    namespace: Some(namespace.clone()),
                     labels: Some(labels),
                     ..Default::default()
                 },
-                data: Some(BTreeMap::from([("template".to_string(), template.to_string())])),
+                data: Some(placement::configmap_data(template)),
                 ..Default::default()
             };
             api.create(&PostParams::default(), &cm).await?;
@@ -366,10 +357,10 @@ async fn write_configmap(
 }
 
 /// Deletes the tenant's ConfigMap (its Loadbalancer is gone).
-pub async fn delete_configmap(ctx: &Context, cluster: &str, namespace: &str, tenant: &str) -> Result<()> {
+pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -> Result<()> {
     let Some(client) = ctx.clusters.member(cluster) else { return Ok(()) };
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    match api.delete(&configmap_name(tenant), &Default::default()).await {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &place.namespace);
+    match api.delete(&place.configmap, &Default::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
@@ -442,8 +433,8 @@ async fn label_services(
                     }
                 }
             }
-            None if labels.contains_key(CIS_MARK) && !labels.get(CIS_KEYS[0]).is_some_and(|t| blocked.contains(t)) => {
-                for k in CIS_KEYS.iter().chain([CIS_MARK].iter()) {
+            None if labels.contains_key(CIS_MARK) && !labels.get(CIS_TENANT).is_some_and(|t| blocked.contains(t)) => {
+                for k in SERVICE_LABEL_KEYS {
                     patch_labels.insert(k.to_string(), Value::Null);
                 }
             }
@@ -464,15 +455,6 @@ async fn label_services(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn configmap_names_are_dns_safe_and_distinct() {
-        assert_eq!(configmap_name("acp-region01"), "lbdesk-as3-acp-region01");
-        let a = configmap_name("Tenant_A");
-        let b = configmap_name("tenant-a");
-        assert!(a.starts_with("lbdesk-as3-tenant-a-"), "{a}");
-        assert_ne!(a, b);
-    }
 
     #[test]
     fn differing_keys_are_the_added_changed_and_gone() {

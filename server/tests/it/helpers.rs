@@ -1,10 +1,13 @@
-//! `spawn_lbdesk()` and the database each test gets.
+//! `spawn_lbdesk()` and the database each test gets; a panic in the lbdesk a test spawned
+//! fails that test (see `panics`).
 
 use std::path::PathBuf;
 
 use app::ssr::db::Db;
-use server::cli::{Mode, ServeArgs, StoreArgs};
+use server::config::{Mode, ServeArgs, StoreArgs};
 use server::serve::Server;
+
+use crate::panics::Watch;
 
 /// The database engine a test runs on.
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +70,7 @@ async fn fresh_postgres_database() -> String {
     format!("{base}/{name}")
 }
 
-/// A running lbdesk on free loopback ports.
+/// A running lbdesk on free loopback ports. Dropping it fails the test if lbdesk panicked.
 pub struct Lbdesk {
     pub url: String,
     pub db: Db,
@@ -77,10 +80,40 @@ pub struct Lbdesk {
     pub simulator: server::driver::sim::Simulator,
     pub clusters: app::ssr::clusters::Clusters,
     pub driver: server::driver::DriverClient,
-    _db: TestDb,
+    /// Panics on the test's runtime since lbdesk started fail the test.
+    panics: Watch,
+    /// Stops lbdesk when sent to or dropped (as SIGTERM does).
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// lbdesk serving; it returns once stopped.
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// Its database, kept for as long as lbdesk runs (and handed back by `stop`).
+    test_db: Option<TestDb>,
+}
+
+impl Drop for Lbdesk {
+    fn drop(&mut self) {
+        // NB: a test already failing (unwinding) has said what went wrong; a second panic here
+        // would abort the whole binary.
+        if !std::thread::panicking() {
+            self.panics.check();
+        }
+    }
 }
 
 impl Lbdesk {
+    /// Stops lbdesk as SIGTERM does and waits until it has (the web UI, the reconciler, the
+    /// embedded API); fails the test if that takes over 30 s or anything panicked. Hands back
+    /// the database, for a restart on it.
+    pub async fn stop(mut self) -> TestDb {
+        drop(self.stop.take());
+        let task = self.task.take().expect("lbdesk runs until stopped");
+        tokio::time::timeout(std::time::Duration::from_secs(30), task)
+            .await
+            .expect("lbdesk stops within 30 s")
+            .expect("lbdesk's task ends without a panic");
+        self.test_db.take().expect("lbdesk keeps its database until stopped")
+    }
+
     /// A `kube::Client` for one of its clusters (`mgmt`, `acp-region01`, …).
     pub async fn client(&self, cluster: &str) -> kube::Client {
         let kubeconfig = app::ssr::clusters::parse_kubeconfig(&self.kubeconfig).expect("kubeconfig");
@@ -134,7 +167,12 @@ pub async fn spawn_lbdesk(backend: Backend) -> Lbdesk {
 
 /// Starts lbdesk with `options`.
 pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
-    let test_db = TestDb::new(backend).await;
+    start_on(TestDb::new(backend).await, options).await
+}
+
+/// Starts lbdesk with `options` on `test_db` (a fresh one, or one a stopped lbdesk used).
+pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
+    let panics = Watch::start();
     let sim_config = test_db.dir.path().join("driver-sim.json");
     std::fs::write(&sim_config, serde_json::to_string(&options.driver).expect("behaviour"))
         .expect("write the simulator's behaviour");
@@ -162,8 +200,28 @@ pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
     let kubeconfig = server.kubeconfig.clone().expect("embedded mode");
     let simulator = server.simulator().expect("the simulator runs in-process");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
-    tokio::spawn(server.run_until(std::future::pending()));
-    Lbdesk { url, db, kubeconfig, simulator, clusters, driver, _db: test_db }
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // NB: an error that ends lbdesk becomes a panic on the test's runtime, so it fails the test.
+    let task = tokio::spawn(async move {
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        if let Err(e) = server.run_until(stopped).await {
+            panic!("lbdesk stopped with an error: {e:#}");
+        }
+    });
+    Lbdesk {
+        url,
+        db,
+        kubeconfig,
+        simulator,
+        clusters,
+        driver,
+        panics,
+        stop: Some(stop),
+        task: Some(task),
+        test_db: Some(test_db),
+    }
 }
 
 /// An HTTP client that keeps cookies and does not follow redirects.
@@ -171,7 +229,8 @@ pub fn browser() -> reqwest::Client {
     reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
 
-/// Waits until `check` holds (polling), or fails naming `what`.
+/// Waits until `check` holds (polling), or fails naming `what`; fails at once if anything
+/// panicked on the test's runtime meanwhile.
 pub async fn until<F, Fut>(what: &str, seconds: u64, mut check: F)
 where
     F: FnMut() -> Fut,
@@ -179,6 +238,7 @@ where
 {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
     while tokio::time::Instant::now() < deadline {
+        crate::panics::check_this_runtime();
         if check().await {
             return;
         }

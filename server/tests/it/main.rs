@@ -3,8 +3,10 @@
 mod accounts;
 mod api_input;
 mod conformance;
+mod demo;
 mod helpers;
 mod kubectl;
+mod panics;
 mod reconcile;
 mod reflector;
 mod render;

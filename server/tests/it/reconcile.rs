@@ -1,6 +1,7 @@
 //! The reconciler against the embedded API and the driver simulator over HTTP.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::domain::crd::{
@@ -10,9 +11,11 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
+use server::driver::DriverClient;
 use server::driver::Hook;
 use server::driver::sim::{Behaviour, Deny, Fault};
-use server::reconciler::{self, Step};
+use server::reconciler::{self, Crash, Step};
+use tokio::task::JoinHandle;
 
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
@@ -125,6 +128,18 @@ async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
         .patch(name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"state": state}})))
         .await
         .expect("state");
+}
+
+/// A reconciler of `lbdesk`'s clusters on a task of its own, calling `driver` and halting at
+/// `crash`; the test aborts the task as a process dying would end.
+fn start_reconciler(lbdesk: &Lbdesk, driver: DriverClient, crash: Option<Arc<Crash>>) -> JoinHandle<()> {
+    let config = reconciler::Config { ensure_every: Duration::from_secs(300) };
+    let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config);
+    let ctx = match crash {
+        Some(crash) => ctx.with_crash(crash),
+        None => ctx,
+    };
+    tokio::spawn(reconciler::run(Arc::new(ctx), std::future::pending()))
 }
 
 fn options() -> Options {
@@ -312,7 +327,7 @@ async fn end_state(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
     let mut reference = None;
-    for crash in [
+    for step in [
         None,
         Some(Step::Allocation),
         Some(Step::StatusWrite),
@@ -324,23 +339,20 @@ async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
         let w = world(&lbdesk).await;
         w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
         w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
-        let config = |crash_after| reconciler::Config { ensure_every: Duration::from_secs(300), crash_after };
-        let first = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(crash));
-        if let Some(step) = crash {
+        let crash = step.map(|step| Arc::new(Crash::after(step)));
+        let first = start_reconciler(&lbdesk, lbdesk.driver.clone(), crash.clone());
+        if let (Some(step), Some(crash)) = (step, crash) {
             eprintln!("crash after {step:?}");
-            until(&format!("the crash after {step:?}"), 20, || async {
-                first.crashed.load(std::sync::atomic::Ordering::SeqCst)
-            })
-            .await;
-            first.task.abort();
-            let second = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(None));
+            until(&format!("the crash after {step:?}"), 20, || async { crash.reached() }).await;
+            first.abort();
+            let second = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
             wait_phase(&w.tickets, "web", Phase::Enabled).await;
             until("labels", 10, || async {
                 service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
             })
             .await;
             let state = end_state(&w, &lbdesk).await;
-            second.task.abort();
+            second.abort();
             assert_eq!(Some(&state), reference.as_ref(), "after a crash at {step:?}");
         } else {
             wait_phase(&w.tickets, "web", Phase::Enabled).await;
@@ -352,7 +364,7 @@ async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
             assert_eq!(state.5, 1, "one policy request, retried only with its recordID");
             assert!(state.2.is_some());
             reference = Some(state);
-            first.task.abort();
+            first.abort();
         }
     }
 }
@@ -431,9 +443,8 @@ async fn a_refused_connection_shows_on_the_ticket_and_heals() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("port");
     let nowhere = format!("http://{}", closed.local_addr().expect("addr"));
     drop(closed);
-    let config = reconciler::Config { ensure_every: Duration::from_secs(300), crash_after: None };
     let driver = server::driver::DriverClient::new(&nowhere, server::driver::Timeouts::uniform(1)).expect("client");
-    let broken = reconciler::start(lbdesk.clusters.clone(), driver, config.clone());
+    let broken = start_reconciler(&lbdesk, driver, None);
     // NB: with its cause, not only "error sending request".
     until("the refused connection on the ticket", 20, || async {
         w.tickets
@@ -444,10 +455,10 @@ async fn a_refused_connection_shows_on_the_ticket_and_heals() {
             .is_some_and(|s| s.message.contains("could not be reached") && s.message.contains("Connection refused"))
     })
     .await;
-    broken.task.abort();
-    let healthy = reconciler::start(lbdesk.clusters.clone(), lbdesk.driver.clone(), config);
+    broken.abort();
+    let healthy = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
     wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    healthy.task.abort();
+    healthy.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -488,4 +499,30 @@ async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     let kept = w.lbs.get("demo").await.expect("a do-not-delete Loadbalancer stays");
     assert!(kept.metadata.deletion_timestamp.is_none());
     assert!(kept.finalizers().iter().any(|f| f == reconciler::FINALIZER), "and its finalizer would hold it too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_context() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    let config = reconciler::Config { ensure_every: Duration::from_secs(300) };
+    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));
+    for term in ["first", "second"] {
+        // As a leader would: run while holding the lease, stop when it is lost, win it back.
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let run = tokio::spawn(reconciler::run(ctx.clone(), async move {
+            let _ = stopped.await;
+        }));
+        w.tickets.create(&PostParams::default(), &ticket(term, None, false)).await.expect("ticket");
+        wait_phase(&w.tickets, term, Phase::Enabled).await;
+        stop.send(()).expect("the run listens");
+        tokio::time::timeout(Duration::from_secs(10), run)
+            .await
+            .unwrap_or_else(|_| panic!("the {term} run returns within 10 s of being told to stop"))
+            .expect("the run ends without a panic");
+    }
+    let before = versions(&w).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(versions(&w).await, before, "nothing reconciles once stopped");
 }

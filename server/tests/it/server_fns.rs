@@ -3,8 +3,8 @@
 
 use app::domain::crd::{Lbticket, Listener, Phase, Protocol, ServiceRef, Session};
 use app::error::AppError;
-use app::loadbalancers::{LbDetail, LbForm, LbRow};
-use app::tickets::{TicketDetail, TicketForm, TicketRow};
+use app::screens::loadbalancers::{LbDetail, LbForm, LbRow};
+use app::screens::tickets::{TicketDetail, TicketForm, TicketRow};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -128,7 +128,11 @@ async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
         assert_eq!(refused(res, StatusCode::FORBIDDEN).await, forbidden);
     }
     let rows: Vec<LbRow> = ok(admin.form("lb/list", &[("search", "")]).await).await;
-    assert_eq!(rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["demo"], "the tenant changed nothing");
+    assert_eq!(
+        rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["demo", server::demo::loadbalancer::NAME],
+        "the tenant changed nothing"
+    );
 }
 
 async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Backend) {

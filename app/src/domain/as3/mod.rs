@@ -3,6 +3,7 @@
 //! always give the same bytes, so an unchanged tenant causes no write.
 
 pub mod names;
+pub mod placement;
 #[cfg(feature = "ssr")]
 pub mod validate;
 

@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{MAX_LISTENERS, MAX_SERVICES, Refusal, Verdict, count, dns_label, service_name, ticket_editable};
+use super::{
+    MAX_LISTENERS, MAX_SERVICES, Refusal, TicketUse, Verdict, count, dns_label, service_name, ticket_editable,
+};
 use crate::domain::crd::{LbType, Listener, Phase, ServiceRef, Session};
 
 /// Whether listeners may be added to a ticket: Enabled, and meant for listeners.
@@ -19,8 +21,9 @@ pub fn listener_creatable(phase: Phase, lbtype: LbType) -> Verdict {
     Ok(())
 }
 
-/// Whether a listener may be deleted: not while rules use it.
-pub fn listener_deletable(rules_on_it: usize) -> Verdict {
+/// Whether `listener` may be deleted from a ticket used as `usage` says: not while rules use it.
+pub fn listener_deletable(usage: &TicketUse, listener: &str) -> Verdict {
+    let rules_on_it = usage.rules_on(listener);
     if rules_on_it > 0 {
         Err(Refusal::action(format!("{} use this listener; delete them first.", count(rules_on_it, "rule", "rules"))))
     } else {
@@ -106,13 +109,14 @@ pub fn validate_listeners(listeners: &[Listener]) -> Verdict {
     Ok(())
 }
 
-/// Whether a ticket's listeners may change from `old` to `new` (added, edited, removed).
+/// Whether a ticket's listeners may change from `old` to `new` (added, edited, removed);
+/// `usage` says which listeners rules are on.
 pub fn listeners_change(
     old: &[Listener],
     new: &[Listener],
     phase: Phase,
     lbtype: LbType,
-    rules_on: &dyn Fn(&str) -> usize,
+    usage: &TicketUse,
 ) -> Verdict {
     // A Created or Failed ticket may carry listeners waiting for Enabled (e.g. applied with kubectl).
     if ticket_editable(phase).is_err() {
@@ -121,7 +125,7 @@ pub fn listeners_change(
     for o in old {
         match new.iter().find(|n| n.name == o.name) {
             Some(n) => listener_update(o, n).map_err(|r| r.under(&format!("listener {}", o.name)))?,
-            None => listener_deletable(rules_on(&o.name))
+            None => listener_deletable(usage, &o.name)
                 .map_err(|r| Refusal::field("listeners", format!("Listener {}: {}", o.name, r.reason)))?,
         }
     }
@@ -199,10 +203,18 @@ mod tests {
         assert!(listener_creatable(Phase::Enabled, LbType::Ingress).is_err());
     }
 
+    fn rules_on_web(n: usize) -> TicketUse {
+        TicketUse { rules: BTreeMap::from([("web".to_string(), n)]), ..Default::default() }
+    }
+
     #[test]
     fn a_listener_with_rules_stays() {
-        assert!(listener_deletable(0).is_ok());
-        assert_eq!(listener_deletable(2).expect_err("rules").reason, "2 rules use this listener; delete them first.");
+        assert!(listener_deletable(&rules_on_web(0), "web").is_ok());
+        assert!(listener_deletable(&rules_on_web(2), "api").is_ok(), "the rules are on another listener");
+        assert_eq!(
+            listener_deletable(&rules_on_web(2), "web").expect_err("rules").reason,
+            "2 rules use this listener; delete them first."
+        );
     }
 
     #[test]
@@ -261,11 +273,11 @@ mod tests {
     #[test]
     fn changes_keep_listeners_with_rules() {
         let a = listener("web", 80, Protocol::Http);
-        let rules = |l: &str| if l == "web" { 1 } else { 0 };
-        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &rules).is_err());
-        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &|_| 0).is_ok());
-        assert!(listeners_change(&[], std::slice::from_ref(&a), Phase::Disabled, LbType::Listener, &|_| 0).is_err());
-        assert!(listeners_change(&[], &[a], Phase::Created, LbType::Listener, &|_| 0).is_ok(), "waits for Enabled");
+        let (ruled, free) = (rules_on_web(1), TicketUse::default());
+        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &ruled).is_err());
+        assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &free).is_ok());
+        assert!(listeners_change(&[], std::slice::from_ref(&a), Phase::Disabled, LbType::Listener, &free).is_err());
+        assert!(listeners_change(&[], &[a], Phase::Created, LbType::Listener, &free).is_ok(), "waits for Enabled");
     }
 
     #[test]

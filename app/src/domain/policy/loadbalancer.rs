@@ -139,7 +139,7 @@ pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
     for project in &spec.scope {
         dns_label("scope", project)?;
     }
-    PairAllocator::new(spec, &[]).map_err(|(field, reason)| Refusal::field(field, reason))?;
+    PairAllocator::new(spec, &[])?;
     Ok(())
 }
 
@@ -245,11 +245,12 @@ mod tests {
     fn field_checks_name_the_field() {
         assert!(validate_lb("demo", &lb()).is_ok());
         type Break = fn(&mut LoadbalancerSpec);
-        let cases: [(&str, Break); 8] = [
+        let cases: [(&str, Break); 9] = [
             ("ltm.url", |s| s.ltm.url = "100.1.1.1".into()),
             ("ve.addr", |s| s.ve.addr = "200.1.1".into()),
             ("ve.cidr", |s| s.ve.cidr = "20.1.0.0/33".into()),
             ("ltm.cidr", |s| s.ltm.cidr = "10.0.0.1/24".into()),
+            ("reserved", |s| s.reserved = vec!["20.1.0.x".into()]),
             ("cluster", |s| s.cluster = "ACP".into()),
             ("nsselector", |s| {
                 s.nsselector.insert("bad key!".into(), "x".into());

@@ -5,17 +5,21 @@
 //! with that reason, the server function refuses with it, and admission denies with it: three
 //! callers, one implementation.
 
+mod ingress;
 mod listener;
 mod loadbalancer;
 mod names;
 mod rule;
 mod ticket;
+mod ticket_use;
 
+pub use ingress::*;
 pub use listener::*;
 pub use loadbalancer::*;
 pub use names::*;
 pub use rule::*;
 pub use ticket::*;
+pub use ticket_use::*;
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,10 @@
 
 use std::net::IpAddr;
 
-use super::{Refusal, Verdict, count, dns_label, listeners_change, object_name, them, validate_listeners};
+use super::{
+    Refusal, TicketUse, Verdict, count, dns_label, listeners_change, object_name, them, validate_ingresses,
+    validate_listeners,
+};
 use crate::domain::crd::{DesiredState, LbType, LbticketSpec, Phase};
 
 /// Whether the request's addresses and choices may be edited (Created or Failed only).
@@ -17,7 +20,8 @@ pub fn ticket_editable(phase: Phase) -> Verdict {
 }
 
 /// Whether the request may be disabled: it must be Enabled, with no listener and no F5 Ingress.
-pub fn ticket_disableable(phase: Phase, listeners: usize, ingresses: usize) -> Verdict {
+pub fn ticket_disableable(phase: Phase, usage: &TicketUse) -> Verdict {
+    let TicketUse { listeners, ingresses, .. } = *usage;
     if phase != Phase::Enabled {
         return Err(Refusal::action(format!(
             "Only an Enabled request can be disabled; this one is {}.",
@@ -61,14 +65,8 @@ pub fn ticket_deletable(phase: Phase) -> Verdict {
 }
 
 /// Whether `old` may become `new` in `phase` (what admission and the server functions check).
-/// `rules_on` counts the Lbrules of a listener; `ingresses` the F5 Ingresses using the ticket.
-pub fn ticket_update(
-    old: &LbticketSpec,
-    new: &LbticketSpec,
-    phase: Phase,
-    rules_on: &dyn Fn(&str) -> usize,
-    ingresses: usize,
-) -> Verdict {
+/// `usage` is the use of the ticket as `new` would make it ([`TicketUse::of`] the new object).
+pub fn ticket_update(old: &LbticketSpec, new: &LbticketSpec, phase: Phase, usage: &TicketUse) -> Verdict {
     if old.claimer != new.claimer {
         return Err(Refusal::field("claimer", "The claimer of a request cannot change."));
     }
@@ -82,7 +80,7 @@ pub fn ticket_update(
     }
     if old.state != new.state {
         match new.state {
-            DesiredState::Disabled => ticket_disableable(phase, new.listeners.len(), ingresses)?,
+            DesiredState::Disabled => ticket_disableable(phase, usage)?,
             DesiredState::Active if phase == Phase::Deleted => {
                 return Err(Refusal::action("A deleted request cannot be enabled again; request a new address."));
             }
@@ -91,7 +89,7 @@ pub fn ticket_update(
         }
     }
     if old.listeners != new.listeners {
-        listeners_change(&old.listeners, &new.listeners, phase, new.lbtype, rules_on)?;
+        listeners_change(&old.listeners, &new.listeners, phase, new.lbtype, usage)?;
     }
     Ok(())
 }
@@ -111,13 +109,17 @@ pub fn validate_ticket(name: &str, spec: &LbticketSpec) -> Verdict {
     if spec.lbtype == LbType::Ingress && !spec.listeners.is_empty() {
         return Err(Refusal::field("listeners", "An address for an F5 Ingress carries no listeners."));
     }
-    validate_listeners(&spec.listeners)
+    if spec.lbtype == LbType::Listener && !spec.ingresses.is_empty() {
+        return Err(Refusal::field("ingresses", "An address for listeners carries no F5 Ingresses."));
+    }
+    validate_listeners(&spec.listeners)?;
+    validate_ingresses(&spec.ingresses)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::crd::{Listener, Protocol, ServiceRef, Session};
+    use crate::domain::crd::{F5Ingress, IngressRule, Listener, Protocol, ServiceRef, Session};
 
     const PHASES: [Phase; 6] =
         [Phase::Created, Phase::Requested, Phase::Enabled, Phase::Failed, Phase::Disabled, Phase::Deleted];
@@ -130,7 +132,11 @@ mod tests {
                 matches!(phase, Phase::Created | Phase::Failed),
                 "edit in {phase:?}"
             );
-            assert_eq!(ticket_disableable(phase, 0, 0).is_ok(), phase == Phase::Enabled, "disable in {phase:?}");
+            assert_eq!(
+                ticket_disableable(phase, &TicketUse::default()).is_ok(),
+                phase == Phase::Enabled,
+                "disable in {phase:?}"
+            );
             assert_eq!(ticket_enableable(phase).is_ok(), phase == Phase::Disabled, "enable in {phase:?}");
             assert_eq!(
                 ticket_deletable(phase).is_ok(),
@@ -146,18 +152,15 @@ mod tests {
 
     #[test]
     fn listeners_and_ingresses_block_disabling() {
-        assert!(
-            ticket_disableable(Phase::Enabled, 1, 0)
-                .expect_err("listener")
-                .reason
-                .starts_with("Disabling would take its 1 listener off")
-        );
-        assert!(
-            ticket_disableable(Phase::Enabled, 0, 2)
-                .expect_err("ingress")
-                .reason
-                .starts_with("In use by 2 F5 Ingresses; remove them")
-        );
+        for (listeners, ingresses, refused) in [
+            (0, 0, None),
+            (1, 0, Some("Disabling would take its 1 listener off the load balancer; remove it first.")),
+            (0, 2, Some("In use by 2 F5 Ingresses; remove them first.")),
+        ] {
+            let usage = TicketUse { listeners, ingresses, ..Default::default() };
+            let got = ticket_disableable(Phase::Enabled, &usage).err().map(|r| r.reason);
+            assert_eq!(got.as_deref(), refused, "{listeners} listeners, {ingresses} ingresses");
+        }
     }
 
     fn spec() -> LbticketSpec {
@@ -169,43 +172,45 @@ mod tests {
         }
     }
 
-    fn no_rules(_: &str) -> usize {
-        0
-    }
-
-    #[test]
-    fn updates_are_checked_against_the_phase() {
-        let old = spec();
-        let mut moved = old.clone();
-        moved.veip = Some("20.1.0.20".into());
-        assert!(ticket_update(&old, &moved, Phase::Failed, &no_rules, 0).is_ok());
-        assert!(ticket_update(&old, &moved, Phase::Enabled, &no_rules, 0).is_err(), "addresses of an Enabled ticket");
-        let mut stolen = old.clone();
-        stolen.claimer = "mallory".into();
-        assert_eq!(
-            ticket_update(&old, &stolen, Phase::Created, &no_rules, 0).expect_err("claimer").field.as_deref(),
-            Some("claimer")
-        );
-        let mut deleted = old.clone();
-        deleted.state = DesiredState::Deleted;
-        assert!(ticket_update(&old, &deleted, Phase::Enabled, &no_rules, 0).is_err());
-        let mut disabled = old.clone();
-        disabled.state = DesiredState::Disabled;
-        assert!(ticket_update(&disabled, &deleted, Phase::Disabled, &no_rules, 0).is_ok());
-        assert!(ticket_update(&old, &disabled, Phase::Enabled, &no_rules, 1).is_err(), "used by an Ingress");
-        let mut back = deleted.clone();
-        back.state = DesiredState::Active;
-        assert!(ticket_update(&deleted, &back, Phase::Deleted, &no_rules, 0).is_err());
-        let mut with_listener = old.clone();
-        with_listener.listeners.push(Listener {
+    fn web() -> Listener {
+        Listener {
             name: "web".into(),
             port: 80,
             protocol: Protocol::Http,
             session: Session::None,
             services: vec![ServiceRef { service: "svc01".into(), port: 8080, weight: 100 }],
-        });
-        assert!(ticket_update(&old, &with_listener, Phase::Enabled, &no_rules, 0).is_ok());
-        assert!(ticket_update(&old, &with_listener, Phase::Requested, &no_rules, 0).is_err());
+        }
+    }
+
+    #[test]
+    fn updates_are_checked_against_the_phase() {
+        let free = TicketUse::default();
+        let old = spec();
+        let mut moved = old.clone();
+        moved.veip = Some("20.1.0.20".into());
+        assert!(ticket_update(&old, &moved, Phase::Failed, &free).is_ok());
+        assert!(ticket_update(&old, &moved, Phase::Enabled, &free).is_err(), "addresses of an Enabled ticket");
+        let mut stolen = old.clone();
+        stolen.claimer = "mallory".into();
+        assert_eq!(
+            ticket_update(&old, &stolen, Phase::Created, &free).expect_err("claimer").field.as_deref(),
+            Some("claimer")
+        );
+        let mut deleted = old.clone();
+        deleted.state = DesiredState::Deleted;
+        assert!(ticket_update(&old, &deleted, Phase::Enabled, &free).is_err());
+        let mut disabled = old.clone();
+        disabled.state = DesiredState::Disabled;
+        assert!(ticket_update(&disabled, &deleted, Phase::Disabled, &free).is_ok());
+        let with_ingress = TicketUse { ingresses: 1, ..Default::default() };
+        assert!(ticket_update(&old, &disabled, Phase::Enabled, &with_ingress).is_err(), "used by an Ingress");
+        let mut back = deleted.clone();
+        back.state = DesiredState::Active;
+        assert!(ticket_update(&deleted, &back, Phase::Deleted, &free).is_err());
+        let mut with_listener = old.clone();
+        with_listener.listeners.push(web());
+        assert!(ticket_update(&old, &with_listener, Phase::Enabled, &free).is_ok());
+        assert!(ticket_update(&old, &with_listener, Phase::Requested, &free).is_err());
     }
 
     #[test]
@@ -218,5 +223,24 @@ mod tests {
         bad.namespace = "Team_A".into();
         assert_eq!(validate_ticket("test", &bad).expect_err("ns").field.as_deref(), Some("namespace"));
         assert_eq!(validate_ticket("Test", &spec()).expect_err("name").field.as_deref(), Some("metadata.name"));
+    }
+
+    #[test]
+    fn listeners_and_f5_ingresses_each_go_only_on_their_lbtype() {
+        let ingress = F5Ingress {
+            name: "web".into(),
+            rules: vec![IngressRule { host: None, path: "/".into(), service: "svc01".into(), port: 8080 }],
+            tls_secret: None,
+        };
+        for (lbtype, listeners, ingresses, refused_at) in [
+            (LbType::Listener, vec![web()], vec![], None),
+            (LbType::Ingress, vec![], vec![ingress.clone()], None),
+            (LbType::Ingress, vec![web()], vec![], Some("listeners")),
+            (LbType::Listener, vec![], vec![ingress], Some("ingresses")),
+        ] {
+            let ticket = LbticketSpec { lbtype, listeners, ingresses, ..spec() };
+            let got = validate_ticket("test", &ticket).err().and_then(|r| r.field);
+            assert_eq!(got.as_deref(), refused_at, "{lbtype:?}");
+        }
     }
 }

@@ -1,15 +1,18 @@
-//! Demo accounts and projects of embedded mode, seeded idempotently.
+//! The demo's accounts and projects, seeded idempotently; with `--demo` in embedded mode, also
+//! a load balancer both demo projects may use (`loadbalancer`).
 //!
 //! Without `--demo` the passwords are random, generated on first start, stored only as
 //! argon2 hashes and printed once (again only by `lbdesk reset-demo-passwords`). With
 //! `--demo` they are the fixed ones below, set on every start, for demos and tests.
+
+pub mod loadbalancer;
 
 use anyhow::Context;
 use app::auth::Role;
 use app::ssr::accounts::{Account, hash_password};
 use app::ssr::db::Db;
 
-use crate::cli::StoreArgs;
+use crate::config::StoreArgs;
 
 /// A demo user and the projects it belongs to.
 pub struct DemoUser {

@@ -1,0 +1,119 @@
+//! Rules of screen 5: F5 Ingresses, kept with their ticket (`spec.ingresses`).
+
+use std::collections::BTreeSet;
+
+use super::{MAX_VALUE_LEN, Refusal, Verdict, bounded, object_name, service_name};
+use crate::domain::crd::{F5Ingress, IngressRule};
+
+/// Most F5 Ingresses on one address.
+pub const MAX_INGRESSES: usize = 16;
+/// Most routes in one F5 Ingress.
+pub const MAX_INGRESS_RULES: usize = 64;
+
+/// Field checks of one route: a host name (`*.` may lead), a path from `/`, a Service port.
+fn validate_route(rule: &IngressRule) -> Verdict {
+    if let Some(host) = rule.host.as_deref() {
+        object_name("host", host.strip_prefix("*.").unwrap_or(host))?;
+    }
+    bounded("path", &rule.path, MAX_VALUE_LEN)?;
+    if !rule.path.starts_with('/') || rule.path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Refusal::field("path", format!("{:?} must start with '/' and hold no spaces.", rule.path)));
+    }
+    service_name("service", &rule.service)?;
+    if rule.port == 0 {
+        return Err(Refusal::field("port", "A port is 1–65535."));
+    }
+    Ok(())
+}
+
+/// Field checks of one F5 Ingress.
+pub fn validate_ingress(ingress: &F5Ingress) -> Verdict {
+    object_name("name", &ingress.name)?;
+    if ingress.rules.is_empty() {
+        return Err(Refusal::field("rules", "Add at least one route."));
+    }
+    if ingress.rules.len() > MAX_INGRESS_RULES {
+        return Err(Refusal::field("rules", format!("At most {MAX_INGRESS_RULES} routes in one F5 Ingress.")));
+    }
+    for (i, rule) in ingress.rules.iter().enumerate() {
+        validate_route(rule).map_err(|r| r.under(&format!("rules[{i}]")))?;
+    }
+    if let Some(secret) = ingress.tls_secret.as_deref() {
+        object_name("tlsSecret", secret)?;
+    }
+    Ok(())
+}
+
+/// Field checks of all F5 Ingresses of a ticket: each valid, their names unique.
+pub fn validate_ingresses(ingresses: &[F5Ingress]) -> Verdict {
+    if ingresses.len() > MAX_INGRESSES {
+        return Err(Refusal::field("ingresses", format!("At most {MAX_INGRESSES} F5 Ingresses on one address.")));
+    }
+    let mut names = BTreeSet::new();
+    for (i, ingress) in ingresses.iter().enumerate() {
+        let at = format!("ingresses[{i}]");
+        validate_ingress(ingress).map_err(|r| r.under(&at))?;
+        if !names.insert(&ingress.name) {
+            return Err(Refusal::field(
+                format!("{at}.name"),
+                format!("Another F5 Ingress is already named {}.", ingress.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ingress(name: &str, host: Option<&str>, path: &str, service: &str, port: u16) -> F5Ingress {
+        F5Ingress {
+            name: name.into(),
+            rules: vec![IngressRule { host: host.map(String::from), path: path.into(), service: service.into(), port }],
+            tls_secret: None,
+        }
+    }
+
+    #[test]
+    fn each_ingress_field_is_checked_beside_its_field() {
+        for (what, ingresses, refused_at) in [
+            ("a plain route", vec![ingress("web", Some("a.example.com"), "/", "svc01", 80)], None),
+            (
+                "any host, a wildcard host",
+                vec![ingress("web", None, "/api", "svc01", 80), ingress("w2", Some("*.example.com"), "/", "svc01", 80)],
+                None,
+            ),
+            ("a bad name", vec![ingress("Web", None, "/", "svc01", 80)], Some("ingresses[0].name")),
+            ("a bad host", vec![ingress("web", Some("a b"), "/", "svc01", 80)], Some("ingresses[0].rules[0].host")),
+            ("a relative path", vec![ingress("web", None, "api", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            (
+                "a path with a space",
+                vec![ingress("web", None, "/a b", "svc01", 80)],
+                Some("ingresses[0].rules[0].path"),
+            ),
+            ("a bad Service", vec![ingress("web", None, "/", "1svc", 80)], Some("ingresses[0].rules[0].service")),
+            ("port 0", vec![ingress("web", None, "/", "svc01", 0)], Some("ingresses[0].rules[0].port")),
+            (
+                "the same name twice",
+                vec![ingress("web", None, "/", "svc01", 80), ingress("web", None, "/b", "svc02", 80)],
+                Some("ingresses[1].name"),
+            ),
+        ] {
+            let got = validate_ingresses(&ingresses).err().and_then(|r| r.field);
+            assert_eq!(got.as_deref(), refused_at, "{what}");
+        }
+    }
+
+    #[test]
+    fn an_ingress_needs_a_route_and_a_valid_tls_secret() {
+        let mut bare = ingress("web", None, "/", "svc01", 80);
+        bare.rules.clear();
+        assert_eq!(validate_ingress(&bare).expect_err("no route").reason, "Add at least one route.");
+        let mut tls = ingress("web", None, "/", "svc01", 80);
+        tls.tls_secret = Some("web-tls".into());
+        assert!(validate_ingress(&tls).is_ok());
+        tls.tls_secret = Some("Web TLS".into());
+        assert_eq!(validate_ingress(&tls).expect_err("bad secret").field.as_deref(), Some("tlsSecret"));
+    }
+}

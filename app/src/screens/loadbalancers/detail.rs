@@ -1,0 +1,74 @@
+//! `/loadbalancers/:name`: one load balancer, its address pairs and the requests using it.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
+
+use super::{DeleteLoadbalancer, LbDetail, get_loadbalancer};
+use crate::components::controls::{ConfirmButton, UsageBar};
+use crate::components::form::{action_error, navigate_on_success};
+use crate::components::list::table_or_none;
+use crate::components::loaded::Loaded;
+use crate::domain::policy::{lb_deletable, reason};
+
+/// `/loadbalancers/:name`
+#[component]
+pub fn LoadbalancerDetail() -> impl IntoView {
+    let params = use_params_map();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let detail = Resource::new(name, get_loadbalancer);
+    let delete = ServerAction::<DeleteLoadbalancer>::new();
+    navigate_on_success(delete, |_| "/loadbalancers".into());
+    view! {
+        <Loaded resource=detail show=move |d| view! { <LbDetailBody d delete /> }.into_any() />
+    }
+}
+
+/// The load balancer's facts and tables, with its delete button (greyed out while in use).
+#[component]
+fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl IntoView {
+    let name = d.row.name.clone();
+    let deletable = reason(&lb_deletable(d.row.tickets, d.do_not_delete));
+    let error = action_error(delete);
+    let to_delete = name.clone();
+    view! {
+        <Title text=format!("Load balancer {name}") />
+        <div class="page-head">
+            <h1>{format!("Load balancer {name}")}</h1>
+            <div class="actions">
+                <A href=format!("/loadbalancers/{name}/edit") attr:class="btn">"Edit"</A>
+                <ConfirmButton
+                    label="Delete"
+                    question=format!("Delete load balancer {name}? Its AS3 tenant will be removed from the cluster.")
+                    reason=Signal::derive(move || deletable.clone())
+                    on_confirm=move |_| { delete.dispatch(DeleteLoadbalancer { name: to_delete.clone() }); }
+                />
+            </div>
+        </div>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        <dl class="facts">
+            <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
+            <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>
+            <dt>"VE"</dt><dd>{format!("{} — {}", d.row.ve_addr, d.row.ve_cidr)}</dd>
+            <dt>"LTM"</dt><dd>{format!("{} — {}", d.row.ltm_url, d.row.ltm_cidr)}</dd>
+            <dt>"CIS namespace"</dt><dd>{d.form.cis_namespace.clone()}</dd>
+            <dt>"Namespace selector"</dt><dd>{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>
+            <dt>"Projects"</dt><dd>{if d.form.scope.is_empty() { "every project of the cluster".to_string() } else { d.form.scope.join(", ") }}</dd>
+            <dt>"Reserved"</dt><dd>{if d.form.reserved.is_empty() { "—".to_string() } else { d.form.reserved.clone() }}</dd>
+            <dt>"LTM token"</dt><dd>{if d.token_set { "set" } else { "not set" }}</dd>
+            <dt>"VE credentials"</dt><dd>{if d.credentials_set { "set" } else { "not set" }}</dd>
+            <dt>"Capacity"</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
+        </dl>
+        <h2>"Allocated pairs"</h2>
+        {table_or_none(d.pairs.clone(), "No address is allocated.", &["VE IP", "LTM IP", "Request", "State"], |p| view! {
+            <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
+            <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
+            <td>{p.status.as_str()}</td></tr>
+        })}
+        <h2>"Address requests using it"</h2>
+        {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
+            <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
+        })}
+    }
+}

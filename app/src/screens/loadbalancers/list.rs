@@ -1,0 +1,56 @@
+//! `/loadbalancers`: every load balancer, searchable by name or cluster.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::{LbRow, list_loadbalancers};
+use crate::components::controls::UsageBar;
+use crate::components::layout::UserResource;
+use crate::components::list::{ListHead, NoRows, table};
+use crate::components::loaded::Loaded;
+
+/// `/loadbalancers`
+#[component]
+pub fn Loadbalancers() -> impl IntoView {
+    let user = expect_context::<UserResource>();
+    let search = RwSignal::new(String::new());
+    let rows = Resource::new(move || search.get(), list_loadbalancers);
+    view! {
+        <Title text="Load balancers" />
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match user.await {
+                    Ok(u) if u.is_admin() => view! {
+                        <ListHead title="Load balancers" create_href="/loadbalancers/new" create_label="New load balancer"
+                            search_label="Search load balancers" placeholder="Search by name or cluster" search />
+                    }.into_any(),
+                    _ => ().into_any(),
+                }
+            })}
+        </Suspense>
+        <Loaded resource=rows show=lb_table />
+    }
+}
+
+/// The rows, or an invitation to register the first load balancer.
+fn lb_table(rows: Vec<LbRow>) -> AnyView {
+    if rows.is_empty() {
+        return view! {
+            <NoRows message="No load balancers yet." hint="Register the first one: LTM, VE and the CIS of a member cluster." />
+        }
+        .into_any();
+    }
+    table(&["Name", "Cluster", "VE", "LTM", "Address pairs", "Requests", "Ready"], rows, |r| {
+        view! {
+            <tr>
+                <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
+                <td>{r.cluster.clone()}</td>
+                <td>{r.ve_addr.clone()}<div class="muted">{r.ve_cidr.clone()}</div></td>
+                <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
+                <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
+                <td>{r.tickets}</td>
+                <td>{if r.ready { view! { <span class="badge badge-ok">"Ready"</span> } } else { view! { <span class="badge badge-info">"Pending"</span> } }}</td>
+            </tr>
+        }
+    })
+}

@@ -1,0 +1,287 @@
+//! Screen 1's server side: the bodies of its server functions, for platform admins only. Each
+//! checks the signed-in user is one, applies the grey-out rule, then writes to the management
+//! cluster; credentials go to Secrets the browser never reads.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::{Api, ResourceExt};
+
+use super::{LbChoices, LbDetail, LbForm, LbRow, LbTicket};
+use crate::domain::crd::{
+    CisSpec, LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Lbticket, Loadbalancer, LoadbalancerSpec, LtmSpec, SecretRef,
+    VeSpec,
+};
+use crate::domain::ipam::PairAllocator;
+use crate::domain::policy::{effective_partition, lb_deletable, lb_unique, lb_update, tickets_using, validate_lb};
+use crate::error::AppError;
+use crate::ssr::{self, internal, kube_error, refused};
+
+/// Where the credentials Secrets live.
+const SECRETS_NAMESPACE: &str = "lbdesk-system";
+
+fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
+    let name = lb.name_any();
+    let alloc = PairAllocator::of(lb).ok();
+    LbRow {
+        name: name.clone(),
+        cluster: lb.spec.cluster.clone(),
+        ve_addr: lb.spec.ve.addr.clone(),
+        ve_cidr: lb.spec.ve.cidr.clone(),
+        ltm_url: lb.spec.ltm.url.clone(),
+        ltm_cidr: lb.spec.ltm.cidr.clone(),
+        pairs_used: lb.status.as_ref().map_or(0, |s| s.ips.len() as u64),
+        pairs_free: alloc.map(|a| a.free_pairs()).unwrap_or(0),
+        tickets: tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
+        ready: lb.status.as_ref().is_some_and(|s| s.capacity.is_some()),
+    }
+}
+
+/// Every load balancer and every ticket (to count the ones using each).
+async fn all() -> Result<(Vec<Loadbalancer>, Vec<Lbticket>), AppError> {
+    let mgmt = ssr::mgmt()?;
+    let lbs = Api::<Loadbalancer>::all(mgmt.clone())
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| kube_error("load balancers", e))?;
+    let tickets =
+        Api::<Lbticket>::all(mgmt).list(&ListParams::default()).await.map_err(|e| kube_error("tickets", e))?;
+    Ok((lbs.items, tickets.items))
+}
+
+/// Every load balancer whose name or cluster holds `search`, by name.
+pub async fn list(search: &str) -> Result<Vec<LbRow>, AppError> {
+    ssr::admin().await?;
+    let (lbs, tickets) = all().await?;
+    let needle = search.trim().to_lowercase();
+    let mut rows: Vec<LbRow> = lbs
+        .iter()
+        .map(|lb| row(lb, &tickets))
+        .filter(|r| needle.is_empty() || r.name.contains(&needle) || r.cluster.contains(&needle))
+        .collect();
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(rows)
+}
+
+/// The spec the form asks for.
+fn spec_of(form: &LbForm) -> LoadbalancerSpec {
+    let secret = |suffix: &str| SecretRef {
+        namespace: SECRETS_NAMESPACE.into(),
+        name: format!("{}-{suffix}", form.name.trim()),
+    };
+    LoadbalancerSpec {
+        ltm: LtmSpec {
+            url: form.ltm_url.trim().into(),
+            token_secret_ref: secret("ltm"),
+            cidr: form.ltm_cidr.trim().into(),
+        },
+        ve: VeSpec {
+            addr: form.ve_addr.trim().into(),
+            credentials_secret_ref: secret("ve"),
+            cidr: form.ve_cidr.trim().into(),
+        },
+        cluster: form.cluster.trim().into(),
+        nsselector: form
+            .nsselector
+            .iter()
+            .filter(|(k, _)| !k.trim().is_empty())
+            .map(|(k, v)| (k.trim().into(), v.trim().into()))
+            .collect(),
+        partition: Some(form.partition.trim().to_string()).filter(|p| !p.is_empty()),
+        cis: CisSpec {
+            namespace: if form.cis_namespace.trim().is_empty() {
+                CisSpec::default().namespace
+            } else {
+                form.cis_namespace.trim().into()
+            },
+        },
+        scope: form.scope.clone(),
+        reserved: form
+            .reserved
+            .split([',', ' ', '\n', '\r', '\t'])
+            .filter(|r| !r.is_empty())
+            .map(String::from)
+            .collect(),
+    }
+}
+
+/// The edit form of `lb`, without its secrets.
+fn form_of(lb: &Loadbalancer) -> LbForm {
+    LbForm {
+        name: lb.name_any(),
+        ltm_url: lb.spec.ltm.url.clone(),
+        ltm_token: None,
+        ltm_cidr: lb.spec.ltm.cidr.clone(),
+        ve_addr: lb.spec.ve.addr.clone(),
+        ve_user: None,
+        ve_password: None,
+        ve_cidr: lb.spec.ve.cidr.clone(),
+        cluster: lb.spec.cluster.clone(),
+        nsselector: lb.spec.nsselector.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        partition: lb.spec.partition.clone().unwrap_or_default(),
+        cis_namespace: lb.spec.cis.namespace.clone(),
+        scope: lb.spec.scope.clone(),
+        reserved: lb.spec.reserved.join(", "),
+        generation: lb.metadata.generation,
+    }
+}
+
+async fn put_secret(name: &str, loadbalancer: &str, data: BTreeMap<String, String>) -> Result<(), AppError> {
+    let api: Api<Secret> = Api::namespaced(ssr::mgmt()?, SECRETS_NAMESPACE);
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(SECRETS_NAMESPACE.into()),
+            labels: Some(BTreeMap::from([(LABEL_LOADBALANCER.into(), loadbalancer.into())])),
+            ..Default::default()
+        },
+        string_data: Some(data),
+        ..Default::default()
+    };
+    match api.get_opt(name).await.map_err(|e| kube_error("credentials", e))? {
+        Some(existing) => {
+            let mut next = secret;
+            next.metadata.resource_version = existing.resource_version();
+            next.data = existing.data;
+            api.replace(name, &PostParams::default(), &next).await.map_err(|e| kube_error("credentials", e))?;
+        }
+        None => {
+            api.create(&PostParams::default(), &secret).await.map_err(|e| kube_error("credentials", e))?;
+        }
+    }
+    Ok(())
+}
+
+async fn has_secret(name: &str, keys: &[&str]) -> bool {
+    let Ok(mgmt) = ssr::mgmt() else { return false };
+    let api: Api<Secret> = Api::namespaced(mgmt, SECRETS_NAMESPACE);
+    matches!(api.get_opt(name).await, Ok(Some(s)) if keys.iter().all(|k| s.data.as_ref().is_some_and(|d| d.contains_key(*k))))
+}
+
+/// One load balancer, with its pairs and tickets (credentials only as "set" or not).
+pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
+    ssr::admin().await?;
+    let (lbs, tickets) = all().await?;
+    let lb = lbs
+        .iter()
+        .find(|l| l.name_any() == name)
+        .ok_or_else(|| AppError::NotFound(format!("Load balancer {name} does not exist.")))?;
+    let using: Vec<LbTicket> = tickets
+        .iter()
+        .filter(|t| t.spec.loadbalancer == name)
+        .map(|t| LbTicket {
+            name: t.name_any(),
+            namespace: t.spec.namespace.clone(),
+            phase: t.status.as_ref().map(|s| s.phase.as_str()).unwrap_or("Created").into(),
+        })
+        .collect();
+    Ok(LbDetail {
+        row: row(lb, &tickets),
+        form: form_of(lb),
+        token_set: has_secret(&lb.spec.ltm.token_secret_ref.name, &["token"]).await,
+        credentials_set: has_secret(&lb.spec.ve.credentials_secret_ref.name, &["user", "password"]).await,
+        partition: effective_partition(&lb.spec).into(),
+        pairs: lb.status.as_ref().map(|s| s.ips.clone()).unwrap_or_default(),
+        tickets: using,
+        do_not_delete: lb.labels().contains_key(LABEL_DO_NOT_DELETE),
+    })
+}
+
+/// Creates or updates a load balancer (update when `form.generation` is set); returns its name. A
+/// write that lost a race is tried again against the load balancer as it now is.
+pub async fn save(form: LbForm) -> Result<String, AppError> {
+    let user = ssr::admin().await?;
+    ssr::retrying(|| save_once(form.clone(), &user.username)).await
+}
+
+async fn save_once(form: LbForm, by: &str) -> Result<String, AppError> {
+    let name = form.name.trim().to_string();
+    let spec = spec_of(&form);
+    validate_lb(&name, &spec).map_err(refused)?;
+    if !ssr::state()?.clusters.members().contains(&spec.cluster) {
+        return Err(AppError::invalid("cluster", format!("{} is not a member cluster lbdesk knows.", spec.cluster)));
+    }
+    let (lbs, tickets) = all().await?;
+    lb_unique(&name, &spec, lbs.iter().map(|l| (l.metadata.name.as_deref().unwrap_or(""), &l.spec)))
+        .map_err(refused)?;
+    let existing = lbs.iter().find(|l| l.name_any() == name);
+    match (form.generation, existing) {
+        (None, Some(_)) => {
+            return Err(AppError::invalid("name", format!("A load balancer named {name} already exists.")));
+        }
+        (Some(_), None) => return Err(AppError::NotFound(format!("Load balancer {name} does not exist."))),
+        (Some(loaded), Some(old)) => {
+            ssr::unchanged_since(loaded, &old.metadata)?;
+            let in_use = tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
+            lb_update(&old.spec, &spec, in_use).map_err(refused)?;
+        }
+        (None, None) => {
+            if form.ltm_token.as_deref().is_none_or(str::is_empty) {
+                return Err(AppError::invalid("ltm.token", "The LTM token is required."));
+            }
+            if form.ve_user.as_deref().is_none_or(str::is_empty)
+                || form.ve_password.as_deref().is_none_or(str::is_empty)
+            {
+                return Err(AppError::invalid("ve.user", "The VE user and password are required."));
+            }
+        }
+    }
+    let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
+    let mut lb = Loadbalancer::new(&name, spec);
+    lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.into())]));
+    match existing {
+        Some(old) => {
+            lb.metadata.resource_version = old.resource_version();
+            lb.metadata.labels = old.metadata.labels.clone();
+            lb.metadata.finalizers = old.metadata.finalizers.clone();
+            api.replace(&name, &PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
+        }
+        None => {
+            api.create(&PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
+        }
+    }
+    // The secrets follow the object, so a refused save leaves no credential behind.
+    if let Some(token) = form.ltm_token.as_deref().filter(|t| !t.is_empty()) {
+        put_secret(&lb.spec.ltm.token_secret_ref.name, &name, BTreeMap::from([("token".into(), token.into())])).await?;
+    }
+    let mut credentials = BTreeMap::new();
+    if let Some(user) = form.ve_user.as_deref().filter(|t| !t.is_empty()) {
+        credentials.insert("user".to_string(), user.to_string());
+    }
+    if let Some(password) = form.ve_password.as_deref().filter(|t| !t.is_empty()) {
+        credentials.insert("password".to_string(), password.to_string());
+    }
+    if !credentials.is_empty() {
+        put_secret(&lb.spec.ve.credentials_secret_ref.name, &name, credentials).await?;
+    }
+    tracing::info!(loadbalancer = %name, user = %by, "load balancer saved");
+    Ok(name)
+}
+
+/// Deletes a load balancer no ticket uses, unless it is marked never to be deleted.
+pub async fn delete(name: &str) -> Result<(), AppError> {
+    let by = ssr::admin().await?.username;
+    let (lbs, tickets) = all().await?;
+    let lb = lbs
+        .iter()
+        .find(|l| l.name_any() == name)
+        .ok_or_else(|| AppError::NotFound(format!("Load balancer {name} does not exist.")))?;
+    let in_use = tickets_using(name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
+    lb_deletable(in_use, lb.labels().contains_key(LABEL_DO_NOT_DELETE)).map_err(refused)?;
+    let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
+    api.delete(name, &DeleteParams::default()).await.map_err(|e| kube_error("load balancer", e))?;
+    tracing::info!(loadbalancer = %name, user = %by, "load balancer deleted");
+    Ok(())
+}
+
+/// The member clusters and every project, for the form.
+pub async fn choices() -> Result<LbChoices, AppError> {
+    ssr::admin().await?;
+    let state = ssr::state()?;
+    let projects: Vec<(String,)> = sqlx::query_as("SELECT name FROM projects ORDER BY name")
+        .fetch_all(&state.db.pool)
+        .await
+        .map_err(|e| internal("could not list projects", e))?;
+    Ok(LbChoices { clusters: state.clusters.members(), projects: projects.into_iter().map(|(p,)| p).collect() })
+}

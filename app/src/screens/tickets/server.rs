@@ -1,0 +1,272 @@
+//! Screen 2's server side: the bodies of its server functions. Each reads the signed-in user,
+//! keeps to their projects (another project's request is "not found"), applies the grey-out
+//! rule, then writes to the management cluster.
+
+use std::collections::BTreeMap;
+
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
+use crate::auth::CurrentUser;
+use crate::domain::crd::{
+    DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbrule, Lbticket, LbticketSpec, Loadbalancer,
+};
+use crate::domain::ipam::{PairAllocator, Side};
+use crate::domain::policy::{
+    TicketUse, lb_offered_to, object_name, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable,
+    validate_ticket,
+};
+use crate::error::AppError;
+use crate::ssr::{self, internal, kube_error, refused};
+
+fn row(t: &Lbticket) -> TicketRow {
+    let status = t.status.clone().unwrap_or_default();
+    let label = |k: &str| t.labels().get(k).cloned().unwrap_or_default();
+    TicketRow {
+        name: t.name_any(),
+        project: label(LABEL_PROJECT),
+        loadbalancer: t.spec.loadbalancer.clone(),
+        cluster: label(LABEL_CLUSTER),
+        namespace: t.spec.namespace.clone(),
+        veip: status.veip.unwrap_or_default(),
+        ltmip: status.ltmip.unwrap_or_default(),
+        lbtype: t.spec.lbtype,
+        phase: status.phase,
+        state: t.spec.state,
+        created: t.metadata.creation_timestamp.as_ref().map(|c| c.0.to_string()).unwrap_or_default(),
+        message: status.message,
+    }
+}
+
+fn visible(user: &CurrentUser, t: &Lbticket) -> bool {
+    user.is_admin() || t.labels().get(LABEL_PROJECT).is_some_and(|p| user.projects.contains(p))
+}
+
+/// The ticket, if the user may see it (else "not found": its existence is not told).
+async fn fetch(user: &CurrentUser, name: &str) -> Result<Lbticket, AppError> {
+    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
+    let missing = || AppError::NotFound(format!("There is no address request {name} in your projects."));
+    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(missing)?;
+    if visible(user, &t) { Ok(t) } else { Err(missing()) }
+}
+
+/// What uses `t`: its listeners, the Lbrules on them, its F5 Ingresses.
+async fn usage(t: &Lbticket) -> Result<TicketUse, AppError> {
+    // NB: Lbrules carry no label naming their ticket, so counting them lists them all. Rules
+    // are only ever asked about for a listener the ticket has: without listeners, no list.
+    if t.spec.listeners.is_empty() {
+        return Ok(TicketUse::of(t, []));
+    }
+    let rules =
+        Api::<Lbrule>::all(ssr::mgmt()?).list(&ListParams::default()).await.map_err(|e| kube_error("rules", e))?;
+    Ok(TicketUse::of(t, &rules.items))
+}
+
+/// The requests the user may see, newest first: their current project's (an admin's:
+/// `project`'s, or every project's when it is empty).
+pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
+    let user = ssr::user().await?;
+    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
+    let wanted = if user.is_admin() { project.to_string() } else { user.project.clone().unwrap_or_default() };
+    let params = if wanted.is_empty() {
+        ListParams::default()
+    } else {
+        ListParams::default().labels(&format!("{LABEL_PROJECT}={wanted}"))
+    };
+    let mut rows: Vec<TicketRow> = api
+        .list(&params)
+        .await
+        .map_err(|e| kube_error("address requests", e))?
+        .items
+        .iter()
+        .filter(|t| visible(&user, t))
+        .map(row)
+        .collect();
+    rows.sort_by(|a, b| b.created.cmp(&a.created).then(a.name.cmp(&b.name)));
+    Ok(rows)
+}
+
+/// One request the user may see, with its timeline.
+pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
+    let t = fetch(&ssr::user().await?, name).await?;
+    let status = t.status.clone().unwrap_or_default();
+    Ok(TicketDetail {
+        row: row(&t),
+        claimer: t.spec.claimer.clone(),
+        requested_veip: t.spec.veip.clone().unwrap_or_default(),
+        requested_ltmip: t.spec.ltmip.clone().unwrap_or_default(),
+        usage: usage(&t).await?,
+        history: status.history,
+        conditions: status.conditions,
+        generation: t.metadata.generation.unwrap_or_default(),
+    })
+}
+
+/// The namespaces of the user's current project, and the load balancers offered to it.
+pub async fn choices() -> Result<TicketChoices, AppError> {
+    let user = ssr::user().await?;
+    let project = user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    let scope =
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+    let lbs = Api::<Loadbalancer>::all(ssr::mgmt()?)
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| kube_error("load balancers", e))?;
+    let clusters: Vec<&String> = scope.namespaces.iter().map(|(c, _)| c).collect();
+    let loadbalancers = lbs
+        .items
+        .iter()
+        .filter(|lb| clusters.iter().any(|c| lb_offered_to(&lb.spec, c, &project).is_ok()))
+        .map(|lb| LbChoice {
+            name: lb.name_any(),
+            cluster: lb.spec.cluster.clone(),
+            ve_cidr: lb.spec.ve.cidr.clone(),
+            ltm_cidr: lb.spec.ltm.cidr.clone(),
+        })
+        .collect();
+    Ok(TicketChoices { project, namespaces: scope.namespaces, loadbalancers })
+}
+
+async fn loadbalancer(name: &str) -> Result<Loadbalancer, AppError> {
+    Api::<Loadbalancer>::all(ssr::mgmt()?)
+        .get_opt(name)
+        .await
+        .map_err(|e| kube_error("load balancer", e))?
+        .ok_or_else(|| AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
+}
+
+/// The load balancer, when the user's current project may request addresses on it (an
+/// admin: any). Else "not found", so a tenant learns nothing about other projects' ones.
+async fn offered(user: &CurrentUser, name: &str) -> Result<Loadbalancer, AppError> {
+    let lb = loadbalancer(name).await?;
+    if user.is_admin() {
+        return Ok(lb);
+    }
+    let project = user.project.clone().unwrap_or_default();
+    let scope =
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+    let in_cluster = scope.namespaces.iter().any(|(c, _)| *c == lb.spec.cluster);
+    if in_cluster && lb_offered_to(&lb.spec, &lb.spec.cluster, &project).is_ok() {
+        Ok(lb)
+    } else {
+        Err(AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
+    }
+}
+
+/// Whether `addr` can be requested on `side` of `lb` by `ticket`.
+fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
+    if addr.trim().is_empty() {
+        return Ok(());
+    }
+    let alloc = PairAllocator::of(lb).map_err(refused)?;
+    let pool = if side == Side::Ve { &alloc.ve } else { &alloc.ltm };
+    let ip = pool.parse(addr).map_err(refused)?;
+    pool.check(ip, ticket).map_err(refused)
+}
+
+/// Whether `address` can be requested on `side` of a load balancer offered to the user.
+pub async fn check_address(loadbalancer: &str, side: Side, address: &str, ticket: &str) -> Result<(), AppError> {
+    let lb = offered(&ssr::user().await?, loadbalancer).await?;
+    check(&lb, side, address, ticket)
+}
+
+/// Requests an address, or edits a Created or Failed request (`form.generation` set); returns
+/// its name. A write that lost a race is tried again against the request as it now is.
+pub async fn save(form: TicketForm) -> Result<String, AppError> {
+    let user = ssr::user().await?;
+    ssr::retrying(|| save_once(&user, form.clone())).await
+}
+
+async fn save_once(user: &CurrentUser, form: TicketForm) -> Result<String, AppError> {
+    let name = form.name.trim().to_string();
+    object_name("name", &name).map_err(refused)?;
+    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
+    let opt = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
+    if let Some(loaded) = form.generation {
+        // Edit: only the addresses, only while Created or Failed.
+        let current = fetch(user, &name).await?;
+        ssr::unchanged_since(loaded, &current.metadata)?;
+        let phase = current.status.as_ref().map(|s| s.phase).unwrap_or_default();
+        ticket_editable(phase).map_err(refused)?;
+        let lb = loadbalancer(&current.spec.loadbalancer).await?;
+        for side in [Side::Ve, Side::Ltm] {
+            check(&lb, side, form.address(side), &name)?;
+        }
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": user.username}},
+            "spec": {"veip": opt(&form.veip), "ltmip": opt(&form.ltmip)}
+        });
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| kube_error("address request", e))?;
+        return Ok(name);
+    }
+    let project = user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    let scope =
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+    if !scope.namespaces.contains(&(form.cluster.clone(), form.namespace.clone())) {
+        return Err(AppError::invalid(
+            "namespace",
+            format!("{}/{} is not a namespace of project {project}.", form.cluster, form.namespace),
+        ));
+    }
+    let lb = loadbalancer(&form.loadbalancer).await?;
+    lb_offered_to(&lb.spec, &form.cluster, &project).map_err(refused)?;
+    for side in [Side::Ve, Side::Ltm] {
+        check(&lb, side, form.address(side), &name)?;
+    }
+    let spec = LbticketSpec {
+        // NB: the claimer is the signed-in user, never a form field.
+        claimer: user.username.clone(),
+        loadbalancer: form.loadbalancer.clone(),
+        namespace: form.namespace.clone(),
+        veip: opt(&form.veip),
+        ltmip: opt(&form.ltmip),
+        lbtype: form.lbtype,
+        ..Default::default()
+    };
+    validate_ticket(&name, &spec).map_err(refused)?;
+    let mut ticket = Lbticket::new(&name, spec);
+    ticket.metadata.labels = Some(BTreeMap::from([
+        (LABEL_PROJECT.into(), project),
+        (LABEL_CLUSTER.into(), form.cluster.clone()),
+        (LABEL_NAMESPACE.into(), form.namespace.clone()),
+    ]));
+    ticket.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), user.username.clone())]));
+    match api.create(&PostParams::default(), &ticket).await {
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            Err(AppError::invalid("name", format!("An address request named {name} already exists.")))
+        }
+        other => other.map(|_| name).map_err(|e| kube_error("address request", e)),
+    }
+}
+
+/// Disables, enables or deletes a request, when its phase allows it. A write that lost a race
+/// is tried again against the request as it now is.
+pub async fn act(name: &str, action: Action) -> Result<(), AppError> {
+    let user = ssr::user().await?;
+    ssr::retrying(|| act_once(&user, name, action)).await
+}
+
+async fn act_once(user: &CurrentUser, name: &str, action: Action) -> Result<(), AppError> {
+    let t = fetch(user, name).await?;
+    let phase = t.status.as_ref().map(|s| s.phase).unwrap_or_default();
+    let (verdict, state) = match action {
+        Action::Disable => (ticket_disableable(phase, &usage(&t).await?), DesiredState::Disabled),
+        Action::Enable => (ticket_enableable(phase), DesiredState::Active),
+        Action::Delete => (ticket_deletable(phase), DesiredState::Deleted),
+    };
+    verdict.map_err(refused)?;
+    let patch = json!({
+        "metadata": {"resourceVersion": t.resource_version(), "annotations": {"ebcpaas.io/changed-by": user.username}},
+        "spec": {"state": state}
+    });
+    Api::<Lbticket>::all(ssr::mgmt()?)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| kube_error("address request", e))?;
+    tracing::info!(ticket = %name, user = %user.username, ?action, "ticket action");
+    Ok(())
+}

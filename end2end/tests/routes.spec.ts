@@ -1,0 +1,72 @@
+import { Page } from '@playwright/test';
+import { expect, test } from './fixtures';
+import { hydrated, signedIn, users } from './helpers';
+
+// Every screen is a lazy route in its own wasm chunk: each must hydrate when opened directly and
+// when reached through the navigation, and the back button must work across them.
+
+const screens = [
+  { link: 'Load balancers', path: '/loadbalancers', heading: 'Load balancers' },
+  { link: 'Address requests', path: '/tickets', heading: 'Address requests' },
+  { link: 'Listeners', path: '/listeners', heading: 'Listeners' },
+  { link: 'Rules', path: '/rules', heading: 'Rules' },
+  { link: 'F5 Ingress', path: '/ingresses', heading: 'F5 Ingress' },
+];
+
+/** Marks the current document, so a later check can tell client-side routing from a reload. */
+async function markDocument(page: Page) {
+  await page.evaluate(() => ((window as unknown as { lbdeskMark: number }).lbdeskMark = 1));
+}
+
+async function sameDocument(page: Page) {
+  expect(await page.evaluate(() => (window as unknown as { lbdeskMark?: number }).lbdeskMark)).toBe(1);
+}
+
+async function showsScreen(page: Page, screen: (typeof screens)[number]) {
+  await expect(page).toHaveURL(new RegExp(`${screen.path}$`));
+  await expect(page.getByRole('heading', { level: 1, name: screen.heading, exact: true })).toBeVisible();
+}
+
+test('every screen opened by its URL hydrates: its controls respond', async ({ page }) => {
+  await signedIn(page, users.admin);
+  for (const [i, screen] of screens.entries()) {
+    await page.goto(screen.path);
+    await hydrated(page);
+    await showsScreen(page, screen);
+    // A hydrated page routes in the browser: the next screen opens without a reload.
+    const next = screens[(i + 1) % screens.length];
+    await markDocument(page);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: next.link }).click();
+    await showsScreen(page, next);
+    await sameDocument(page);
+  }
+  // The list screens' own controls respond too.
+  await page.goto('/loadbalancers');
+  await hydrated(page);
+  const rows = page.locator('table.table tbody tr');
+  await expect(rows.first()).toBeVisible();
+  await page.getByLabel('Search load balancers').fill('no-such-load-balancer');
+  await expect(rows).toHaveCount(0);
+});
+
+test('the navigation reaches every screen without a reload, and back returns through them', async ({ page }) => {
+  await signedIn(page, users.admin);
+  await markDocument(page);
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  for (const screen of screens) {
+    await nav.getByRole('link', { name: screen.link }).click();
+    await showsScreen(page, screen);
+  }
+  for (const screen of [...screens].reverse().slice(1)) {
+    await page.goBack();
+    await showsScreen(page, screen);
+  }
+  await page.goForward();
+  await showsScreen(page, screens[1]);
+  await sameDocument(page);
+  // The screen reached through history is live: its form opens in the browser.
+  await page.getByRole('link', { name: 'Request an address' }).click();
+  await expect(page).toHaveURL(/\/tickets\/new$/);
+  await expect(page.getByLabel('Name', { exact: true })).toBeEditable();
+  await sameDocument(page);
+});

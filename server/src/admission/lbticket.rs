@@ -1,0 +1,42 @@
+//! Admission of Lbtickets: valid fields on every write; a new ticket only on a load balancer
+//! offered to its project and cluster; an update only as its phase and what uses it allow; a
+//! delete only once Disabled (or Failed), or of the record a Deleted ticket leaves.
+
+use app::domain::crd::{LABEL_CLUSTER, LABEL_PROJECT, Lbrule, Lbticket, Loadbalancer, Phase};
+use app::domain::policy::{TicketUse, lb_offered_to, ticket_deletable, ticket_update, validate_ticket};
+
+use super::{Admission, Denial, Review};
+
+/// Checks a create, update or delete of an Lbticket.
+pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), Denial> {
+    let name = review.name.as_str();
+    let new: Option<Lbticket> = review.after()?;
+    let old: Option<Lbticket> = review.before()?;
+    let phase = |t: &Lbticket| t.status.as_ref().map(|s| s.phase).unwrap_or_default();
+    match (&new, &old) {
+        (Some(t), None) => {
+            validate_ticket(name, &t.spec).map_err(Denial::invalid_field)?;
+            let lbs: Vec<Loadbalancer> = admission.list().await?;
+            let lb = lbs.iter().find(|l| l.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str()));
+            // NB: a load balancer applied after the ticket is fine; the reconciler waits.
+            let Some(lb) = lb else { return Ok(()) };
+            let labels = t.metadata.labels.clone().unwrap_or_default();
+            if let Some(project) = labels.get(LABEL_PROJECT) {
+                let cluster = labels.get(LABEL_CLUSTER).cloned().unwrap_or_else(|| lb.spec.cluster.clone());
+                lb_offered_to(&lb.spec, &cluster, project).map_err(Denial::refused)?;
+            }
+            Ok(())
+        }
+        (Some(t), Some(o)) => {
+            validate_ticket(name, &t.spec).map_err(Denial::invalid_field)?;
+            if t.spec == o.spec {
+                return Ok(());
+            }
+            let rules: Vec<Lbrule> = admission.list().await?;
+            ticket_update(&o.spec, &t.spec, phase(o), &TicketUse::of(t, &rules)).map_err(Denial::refused)
+        }
+        (None, Some(o)) if phase(o) == Phase::Deleted => Ok(()),
+        (None, Some(o)) => ticket_deletable(phase(o)).map_err(Denial::refused),
+        (None, None) => Ok(()),
+    }
+}

@@ -1,0 +1,156 @@
+//! The validating admission webhook (AdmissionReview v1) for Loadbalancer, Lbticket and
+//! Lbrule: the embedded API sends every create, update and delete of them here before storing,
+//! as a real API server calls it in cluster mode. One file per kind holds its checks, which are
+//! the domain's (`app::domain::policy`): the same functions the screens and server functions
+//! use, so the three callers refuse with the same words.
+
+mod lbrule;
+mod lbticket;
+mod loadbalancer;
+
+use axum::Json;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use app::domain::policy::Refusal;
+
+/// Why a request is denied: the code (400 invalid, 403 refused) and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub code: u16,
+    pub message: String,
+}
+
+impl Denial {
+    fn invalid(message: impl Into<String>) -> Denial {
+        Denial { code: 400, message: message.into() }
+    }
+
+    /// A field check that failed: the object is invalid whatever else exists.
+    fn invalid_field(r: Refusal) -> Denial {
+        Denial::from_refusal(400, r)
+    }
+
+    /// A grey-out rule that refused: the object is fine, the change is not allowed now.
+    fn refused(r: Refusal) -> Denial {
+        Denial::from_refusal(403, r)
+    }
+
+    fn from_refusal(code: u16, r: Refusal) -> Denial {
+        let message = match r.field {
+            Some(f) => format!("{f}: {}", r.reason),
+            None => r.reason,
+        };
+        Denial { code, message }
+    }
+}
+
+/// The admission checks: the schema-level rules, and the grey-out rules of DESIGN §4 (the same
+/// functions the screens and server functions use), which read the management cluster.
+#[derive(Default)]
+pub struct Admission {
+    mgmt: std::sync::OnceLock<kube::Client>,
+}
+
+/// A write under review, as each kind's checks read it.
+struct Review {
+    /// The object's name (from the object when the request carries none).
+    name: String,
+    /// The object as it would be stored; none for a delete.
+    new: Option<Value>,
+    /// The object as stored; none for a create.
+    old: Option<Value>,
+}
+
+impl Review {
+    /// The object as it would be stored, typed.
+    fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, Denial> {
+        self.new.as_ref().map(typed).transpose()
+    }
+
+    /// The object as stored, typed.
+    fn before<K: DeserializeOwned>(&self) -> Result<Option<K>, Denial> {
+        self.old.as_ref().map(typed).transpose()
+    }
+}
+
+/// Reads an object into its typed form, naming the field that does not fit.
+fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, Denial> {
+    serde_path_to_error::deserialize(object).map_err(|e| {
+        let path = e.path().to_string();
+        Denial::invalid(if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) })
+    })
+}
+
+impl Admission {
+    /// Gives the checks their view of the management cluster (set once it can be reached).
+    pub fn connect(&self, mgmt: kube::Client) {
+        let _ = self.mgmt.set(mgmt);
+    }
+
+    /// Every object of a kind in the management cluster (none before `connect`).
+    async fn list<K>(&self) -> Result<Vec<K>, Denial>
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let Some(client) = self.mgmt.get() else { return Ok(Vec::new()) };
+        kube::Api::<K>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .map(|l| l.items)
+            .map_err(|e| Denial::invalid(format!("admission could not read the management cluster: {e}")))
+    }
+
+    /// The endpoint: an AdmissionReview in, the same with its response out.
+    pub async fn review(&self, review: AdmissionReview<DynamicObject>) -> AdmissionReview<DynamicObject> {
+        let request: AdmissionRequest<DynamicObject> = match review.try_into() {
+            Ok(r) => r,
+            Err(_) => return AdmissionResponse::invalid("the AdmissionReview has no request").into_review(),
+        };
+        let response = AdmissionResponse::from(&request);
+        let response = match self.decide(&request).await {
+            Ok(()) => response,
+            Err(denial) => {
+                tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %denial.message, "admission denied");
+                let mut denied = response.deny(&denial.message);
+                denied.result.code = denial.code;
+                denied.result.reason = if denial.code == 403 { "Forbidden".into() } else { "BadRequest".into() };
+                denied
+            }
+        };
+        response.into_review()
+    }
+
+    /// Hands the request to the checks of its kind.
+    async fn decide(&self, req: &AdmissionRequest<DynamicObject>) -> Result<(), Denial> {
+        let value = |o: Option<&DynamicObject>| {
+            o.map(serde_json::to_value).transpose().map_err(|e| Denial::invalid(e.to_string()))
+        };
+        let (new, old) = (value(req.object.as_ref())?, value(req.old_object.as_ref())?);
+        let name = if req.name.is_empty() {
+            new.as_ref().and_then(|v| v["metadata"]["name"].as_str()).unwrap_or_default().to_string()
+        } else {
+            req.name.clone()
+        };
+        let review = Review { name, new, old };
+        match req.kind.kind.as_str() {
+            "Loadbalancer" => loadbalancer::check(self, &review).await,
+            "Lbticket" => lbticket::check(self, &review).await,
+            "Lbrule" => lbrule::check(&review),
+            other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
+        }
+    }
+}
+
+/// `POST /admission/validate`: the webhook a real API server calls in cluster mode.
+pub async fn endpoint(
+    axum::extract::State(admission): axum::extract::State<std::sync::Arc<Admission>>,
+    Json(review): Json<AdmissionReview<DynamicObject>>,
+) -> Json<AdmissionReview<DynamicObject>> {
+    Json(admission.review(review).await)
+}

@@ -1,0 +1,178 @@
+//! The browser bundle: the wasm build, its split into one chunk per screen, wasm-bindgen,
+//! wasm-opt, and the size limits the test command holds it to.
+//!
+//! The order is the one Leptos's lazy routes need (what `cargo leptos --split` does): the raw
+//! `.wasm`, linked with `--emit-relocs` (`.cargo/config.toml`), is split first; wasm-bindgen
+//! then runs on the main module only, keeping the linker's exports the chunks import
+//! (`--keep-lld-exports`) under their mangled names (`--no-demangle`); wasm-opt runs on the
+//! main module and on every chunk. `__wasm_split_manifest.json` tells the server which chunks
+//! a page needs, so server-side rendering adds their preload links.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_dir};
+
+/// The most the first load of any page may weigh, gzipped: the main module plus the chunks
+/// that page preloads.
+const FIRST_LOAD_LIMIT: u64 = 380_000;
+/// The most one chunk may weigh, gzipped.
+const CHUNK_LIMIT: u64 = 60_000;
+/// The most all the wasm together may weigh, gzipped.
+const TOTAL_LIMIT: u64 = 550_000;
+/// The module the split loader imports; Leptos's `HydrationScripts` asks for this name.
+const SPLIT_LINK: &str = "./__wasm_split.______________________.js";
+/// Where SSR reads which chunks each lazy route needs.
+const MANIFEST: &str = "__wasm_split_manifest.json";
+
+/// A built browser bundle in its `pkg` directory.
+pub struct Bundle {
+    /// The main module, loaded by every page.
+    pub main: PathBuf,
+    /// The lazily loaded chunks.
+    pub chunks: Vec<PathBuf>,
+    /// Each split point (a lazy route or function) and the chunk file stems it loads.
+    pub manifest: BTreeMap<String, Vec<String>>,
+}
+
+/// Builds the browser bundle into `pkg`: script, main module, chunks and manifest.
+pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
+    let root = root();
+    let (cargo_profile, dir) = match profile {
+        Profile::Debug => ("dev", "debug"),
+        Profile::Release => ("wasm-release", "wasm-release"),
+    };
+    step("building the browser bundle (wasm)");
+    sh(
+        &root,
+        "cargo",
+        &["build", "-p", "frontend", "--lib", "--target", WASM_TARGET, "--profile", cargo_profile],
+        &[],
+    )?;
+    let raw = target_dir().join(WASM_TARGET).join(dir).join("frontend.wasm");
+    let _ = std::fs::remove_dir_all(pkg);
+    std::fs::create_dir_all(pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
+
+    step("splitting the bundle into per-screen chunks");
+    let input = std::fs::read(&raw).map_err(|e| format!("could not read {}: {e}", raw.display()))?;
+    let split_main = raw.with_file_name("frontend_split.wasm");
+    let main_module = format!("./{OUTPUT_NAME}.js");
+    let split = wasm_split_cli_support::transform({
+        let mut options = wasm_split_cli_support::Options::new(&input);
+        options.output_dir = pkg;
+        options.main_out_path = &split_main;
+        options.main_module = &main_module;
+        options.link_name = SPLIT_LINK;
+        options
+    })
+    .map_err(|e| format!("could not split {}: {e:#}", raw.display()))?;
+
+    let split_arg = split_main.to_string_lossy().into_owned();
+    let pkg_arg = pkg.to_string_lossy().into_owned();
+    sh(
+        &root,
+        "wasm-bindgen",
+        &[
+            "--target",
+            "web",
+            "--keep-lld-exports",
+            "--no-demangle",
+            "--out-dir",
+            &pkg_arg,
+            "--out-name",
+            OUTPUT_NAME,
+            &split_arg,
+        ],
+        &[],
+    )?;
+    let main = pkg.join(format!("{OUTPUT_NAME}.wasm"));
+    std::fs::rename(pkg.join(format!("{OUTPUT_NAME}_bg.wasm")), &main)
+        .map_err(|e| format!("could not rename the wasm: {e}"))?;
+    let chunks = split.split_modules;
+
+    if profile == Profile::Release {
+        step("optimising the main module and every chunk (wasm-opt -Oz)");
+        let wasm_opt = root.join("end2end/node_modules/.bin/wasm-opt").to_string_lossy().into_owned();
+        for module in std::iter::once(&main).chain(&chunks) {
+            let arg = module.to_string_lossy().into_owned();
+            sh(
+                &root,
+                &wasm_opt,
+                &["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", &arg, "-o", &arg],
+                &[],
+            )?;
+        }
+    }
+
+    let manifest: BTreeMap<String, Vec<String>> = split.prefetch_map.into_iter().collect();
+    let text = serde_json::to_string_pretty(&manifest).map_err(|e| format!("could not write the manifest: {e}"))?;
+    std::fs::write(pkg.join(MANIFEST), text).map_err(|e| format!("could not write the manifest: {e}"))?;
+    Ok(Bundle { main, chunks, manifest })
+}
+
+/// Bytes of a file gzipped at the highest level, as a server would send it.
+fn gzipped(path: &Path) -> Result<u64> {
+    let out = Command::new("gzip").args(["-9", "-c"]).arg(path).output();
+    match out {
+        Ok(out) if out.status.success() => Ok(out.stdout.len() as u64),
+        Ok(out) => Err(format!("gzip failed on {} ({})", path.display(), out.status)),
+        Err(e) => Err(format!("could not start gzip: {e}")),
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// A split point's name without the hash the `#[lazy]` macro appends (`tickets_view_1234…`).
+fn split_name(key: &str) -> &str {
+    key.rsplit_once('_').filter(|(_, hash)| hash.bytes().all(|b| b.is_ascii_digit())).map_or(key, |(name, _)| name)
+}
+
+/// Prints the gzipped size of the first load of every lazy route, of every chunk and of all the
+/// wasm together, and fails when one is over its limit.
+pub fn check_sizes(bundle: &Bundle) -> Result {
+    let main = gzipped(&bundle.main)?;
+    let mut chunks = BTreeMap::new();
+    for chunk in &bundle.chunks {
+        chunks.insert(stem(chunk), gzipped(chunk)?);
+    }
+    let mut over = Vec::new();
+    eprintln!("main module: {main} B gzipped (shell and every page's common code)");
+    for (key, needs) in &bundle.manifest {
+        let first_load = main + needs.iter().map(|c| chunks.get(c).copied().unwrap_or(0)).sum::<u64>();
+        eprintln!(
+            "first load of {}: {first_load} B gzipped (main + {}) (limit {FIRST_LOAD_LIMIT} B)",
+            split_name(key),
+            needs.join(" + ")
+        );
+        if first_load > FIRST_LOAD_LIMIT {
+            over.push(format!("the first load of {} is {first_load} B, over {FIRST_LOAD_LIMIT} B", split_name(key)));
+        }
+    }
+    for (name, size) in &chunks {
+        eprintln!("chunk {name}: {size} B gzipped (limit {CHUNK_LIMIT} B)");
+        if *size > CHUNK_LIMIT {
+            over.push(format!("chunk {name} is {size} B, over {CHUNK_LIMIT} B"));
+        }
+    }
+    let total = main + chunks.values().sum::<u64>();
+    eprintln!("all wasm: {total} B gzipped (limit {TOTAL_LIMIT} B)");
+    if total > TOTAL_LIMIT {
+        over.push(format!("all wasm together is {total} B, over {TOTAL_LIMIT} B"));
+    }
+    if over.is_empty() { Ok(()) } else { Err(format!("the browser bundle is over its limits: {}", over.join("; "))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_name;
+
+    #[test]
+    fn a_split_name_loses_only_a_numeric_hash() {
+        assert_eq!(split_name("tickets_view_1234567890"), "tickets_view");
+        assert_eq!(split_name("tickets_view"), "tickets_view");
+        assert_eq!(split_name("plain"), "plain");
+    }
+}
