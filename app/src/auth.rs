@@ -66,7 +66,7 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
                 .await
                 .map_err(|e| ssr::internal("password check failed", e))?;
             let Some((account, _)) = found.filter(|_| ok) else {
-                tracing::info!(user = %username.trim(), "sign-in refused");
+                tracing::info!(user = %loggable(&username), "sign-in refused");
                 return Err(AppError::invalid("password", WRONG_CREDENTIALS));
             };
             let session = ssr::session().await?;
@@ -84,14 +84,32 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
     )
 }
 
-/// Only a path on this site may follow sign-in (no open redirect).
+/// Only a clean path on this site may follow sign-in (no open redirect). NB: browsers drop tabs
+/// and newlines from a URL, so `/\t/evil.example` would lead to another origin, and a newline
+/// cannot go into a `Location` header at all: a path with any control character is refused.
 pub fn local_path(next: Option<&str>) -> String {
     match next {
-        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') && !p.starts_with("/login") => {
+        Some(p)
+            if p.starts_with('/')
+                && !p.starts_with("//")
+                && !p.contains('\\')
+                && !p.chars().any(char::is_control)
+                && !p.starts_with("/login") =>
+        {
             p.to_string()
         }
         _ => "/".to_string(),
     }
+}
+
+/// A user-typed name as it may go into a log line: escaped (a newline cannot forge a line) and
+/// bounded (a megabyte-long name is not written in full).
+pub fn loggable(name: &str) -> String {
+    const MAX: usize = 64;
+    let name = name.trim();
+    let cut: String = name.chars().take(MAX).collect();
+    let more = if name.chars().nth(MAX).is_some() { "…" } else { "" };
+    format!("{}{more}", cut.escape_debug())
 }
 
 /// Ends the session (deleted from the store, cookie cleared) and returns to the sign-in page.
@@ -138,7 +156,7 @@ pub async fn switch_project(project: String) -> Result<(), AppError> {
 
 #[cfg(test)]
 mod tests {
-    use super::local_path;
+    use super::{local_path, loggable};
 
     #[test]
     fn only_local_paths_may_follow_sign_in() {
@@ -149,9 +167,21 @@ mod tests {
             (Some("https://evil.example"), "/"),
             (Some("/\\evil.example"), "/"),
             (Some("/login"), "/"),
+            (Some("/\t/evil.example"), "/"),
+            (Some("/\n/evil.example"), "/"),
+            (Some("/tickets\r\nSet-Cookie: x=1"), "/"),
+            (Some("/tickets\u{0}"), "/"),
             (None, "/"),
         ] {
             assert_eq!(local_path(next), want, "next = {next:?}");
         }
+    }
+
+    #[test]
+    fn a_logged_user_name_is_escaped_and_bounded() {
+        assert_eq!(loggable(" alice "), "alice");
+        assert_eq!(loggable("eve\nINFO signed in user=admin"), "eve\\nINFO signed in user=admin");
+        let long = loggable(&"x".repeat(1_500_000));
+        assert_eq!(long, format!("{}…", "x".repeat(64)));
     }
 }

@@ -25,10 +25,34 @@ impl StoreArgs {
         if let Some(url) = &self.database_url {
             return Ok(url.clone());
         }
-        std::fs::create_dir_all(&self.data_dir)
-            .with_context(|| format!("could not create the data directory {}", self.data_dir.display()))?;
+        private_store(&self.data_dir)?;
         Ok(app::ssr::db::Db::sqlite_url(&self.data_dir))
     }
+}
+
+/// Creates the data directory (0700) and the SQLite file (0600), and tightens them when they
+/// already exist: they hold session ids, the embedded API's token and CA key, and Secrets.
+/// NB: SQLite gives its `-wal` and `-shm` files the database file's permissions.
+fn private_store(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::fs::{DirBuilder, OpenOptions, Permissions, set_permissions};
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let shown = dir.display();
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("could not create the data directory {shown}"))?;
+    set_permissions(dir, Permissions::from_mode(0o700)).with_context(|| format!("could not protect {shown}"))?;
+    let file = app::ssr::db::Db::sqlite_file(dir);
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&file)
+        .with_context(|| format!("could not create {}", file.display()))?;
+    set_permissions(&file, Permissions::from_mode(0o600))
+        .with_context(|| format!("could not protect {}", file.display()))?;
+    Ok(())
 }
 
 /// How lbdesk reaches Kubernetes.
@@ -111,4 +135,32 @@ pub struct ServeArgs {
     /// Serve without the reconciler (another process runs it).
     #[arg(long, env = "LBDESK_NO_RECONCILER")]
     pub no_reconciler: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::StoreArgs;
+
+    fn mode(path: &std::path::Path) -> u32 {
+        std::fs::metadata(path).expect("exists").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_data_directory_and_database_are_private_to_their_owner() {
+        let root = tempfile::tempdir().expect("temporary directory");
+        let dir = root.path().join("data");
+        // An existing, world-readable store is tightened too.
+        std::fs::create_dir(&dir).expect("create");
+        std::fs::write(dir.join("lbdesk.db"), b"").expect("write");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::set_permissions(dir.join("lbdesk.db"), std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        for data_dir in [dir.clone(), root.path().join("fresh")] {
+            let args = StoreArgs { data_dir: data_dir.clone(), database_url: None };
+            args.database_url().expect("the store is prepared");
+            assert_eq!(mode(&data_dir), 0o700, "{}", data_dir.display());
+            assert_eq!(mode(&data_dir.join("lbdesk.db")), 0o600, "{}", data_dir.display());
+        }
+    }
 }

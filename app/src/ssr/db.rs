@@ -55,6 +55,11 @@ impl Db {
 
     /// The SQLite URL of the default database file inside `data_dir`.
     pub fn sqlite_url(data_dir: &std::path::Path) -> String {
-        format!("sqlite://{}?mode=rwc", data_dir.join("lbdesk.db").display())
+        format!("sqlite://{}?mode=rwc", Self::sqlite_file(data_dir).display())
+    }
+
+    /// The SQLite database file in a data directory.
+    pub fn sqlite_file(data_dir: &std::path::Path) -> std::path::PathBuf {
+        data_dir.join("lbdesk.db")
     }
 }

@@ -14,6 +14,7 @@ on_both_databases!(
     the_cookie_is_secure_behind_an_https_address,
     cross_site_writes_are_refused,
     a_tenant_cannot_switch_to_a_project_they_are_not_in,
+    after_sign_in_only_a_clean_local_path_is_followed,
 );
 
 async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
@@ -151,4 +152,23 @@ async fn a_tenant_cannot_switch_to_a_project_they_are_not_in(backend: Backend) {
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     let user: CurrentUser = me(&client, &lbdesk).await.json().await.expect("the user");
     assert_eq!(user.project.as_deref(), Some("project-b"));
+}
+
+async fn after_sign_in_only_a_clean_local_path_is_followed(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    // A tab or newline is dropped by browsers (`/\t/evil.example` is another origin), and a
+    // newline cannot go into a header: each answer sends the browser home, and nothing panics.
+    for next in ["/\t/evil.example", "/\n/evil.example", "/tickets\r\nSet-Cookie: x=1", "//evil.example", "/listeners"]
+    {
+        let res = browser()
+            .post(format!("{}/api/login", lbdesk.url))
+            .header("accept", "text/html")
+            .form(&[("username", "alice"), ("password", "alice-demo"), ("next", next)])
+            .send()
+            .await
+            .expect("request");
+        assert!(res.status().is_redirection(), "next = {next:?}: {}", res.status());
+        let want = if next == "/listeners" { "/listeners" } else { "/" };
+        assert_eq!(res.headers()["location"], want, "next = {next:?}");
+    }
 }
