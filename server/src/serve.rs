@@ -163,8 +163,9 @@ impl Server {
             Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config))
         });
         let state = AppState { leptos_options, db: db.clone(), clusters: clusters.clone() };
-        let router = crate::web::router(state, secure_cookies)
-            .route("/admission/validate", axum::routing::post(crate::admission::endpoint).with_state(admission));
+        // NB: admission is called in-process by the embedded API; it is not served on the web
+        // UI's port, where anyone could ask it about load balancers and their use.
+        let router = crate::web::router(state, secure_cookies);
         let (api, api_addr) = api.unzip();
         Ok(Server {
             listener,

@@ -8,7 +8,6 @@ mod lbrule;
 mod lbticket;
 mod loadbalancer;
 
-use axum::Json;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use serde::de::DeserializeOwned;
@@ -145,12 +144,4 @@ impl Admission {
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }
     }
-}
-
-/// `POST /admission/validate`: the webhook a real API server calls in cluster mode.
-pub async fn endpoint(
-    axum::extract::State(admission): axum::extract::State<std::sync::Arc<Admission>>,
-    Json(review): Json<AdmissionReview<DynamicObject>>,
-) -> Json<AdmissionReview<DynamicObject>> {
-    Json(admission.review(review).await)
 }

@@ -15,6 +15,7 @@ on_both_databases!(
     cross_site_writes_are_refused,
     a_tenant_cannot_switch_to_a_project_they_are_not_in,
     after_sign_in_only_a_clean_local_path_is_followed,
+    the_web_port_does_not_answer_admission_reviews,
 );
 
 async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
@@ -171,4 +172,26 @@ async fn after_sign_in_only_a_clean_local_path_is_followed(backend: Backend) {
         let want = if next == "/listeners" { "/listeners" } else { "/" };
         assert_eq!(res.headers()["location"], want, "next = {next:?}");
     }
+}
+
+async fn the_web_port_does_not_answer_admission_reviews(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    // An AdmissionReview that asks about a ticket on the demo load balancer: answered, it would
+    // name load balancers, partitions and their use to anyone who can reach the UI.
+    let review = serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "probe", "operation": "CREATE", "name": "probe",
+            "kind": {"group": "ebcpaas.io", "version": "v1", "kind": "Lbticket"},
+            "resource": {"group": "ebcpaas.io", "version": "v1", "resource": "lbtickets"},
+            "userInfo": {"username": "nobody"},
+            "object": {"apiVersion": "ebcpaas.io/v1", "kind": "Lbticket", "metadata": {"name": "probe"},
+                       "spec": {"loadbalancer": "no-such-lb", "namespace": "default", "lbtype": "listener"}}
+        }
+    });
+    let res = browser().post(format!("{}/admission/validate", lbdesk.url)).json(&review).send().await.expect("request");
+    let status = res.status();
+    let body = res.text().await.expect("body");
+    assert!(!status.is_success(), "{status}: {body}");
+    assert!(!body.contains("AdmissionReview") && !body.contains("no-such-lb"), "{body}");
 }
