@@ -182,11 +182,16 @@ async fn a_ticket_goes_through_its_whole_life() {
     until("the ConfigMap", 10, || async { deployed(&w.member).await.is_some() }).await;
     until("the declaration to equal render's", 10, || async { deployed(&w.member).await == Some(rendered(&w).await) })
         .await;
-    assert_eq!(
-        service_labels(&w.member, "web-v1").await.get("cis.f5.com/as3-pool").map(String::as_str),
-        Some("web-v1_8080_pool")
-    );
-    assert_eq!(namespace_labels(&w.member).await.get("zone").map(String::as_str), Some("f5"));
+    // NB: the sync writes the ConfigMap first, then the labels: wait for them too.
+    until("the Service's CIS labels", 10, || async {
+        service_labels(&w.member, "web-v1").await.get("cis.f5.com/as3-pool").map(String::as_str)
+            == Some("web-v1_8080_pool")
+    })
+    .await;
+    until("the namespace's selector labels", 10, || async {
+        namespace_labels(&w.member).await.get("zone").map(String::as_str) == Some("f5")
+    })
+    .await;
 
     // Disabled: withdrawn, addresses kept.
     w.tickets
