@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::access::{Principal, Target, Verb, authorize};
 use crate::error::AppError;
 
 /// A user's role.
@@ -43,8 +44,17 @@ pub struct CurrentUser {
 }
 
 impl CurrentUser {
-    pub fn is_admin(&self) -> bool {
-        self.role == Role::Admin
+    /// Whether the user may `verb` the `target` (what the pages offer; the server asks again).
+    pub fn may(&self, verb: Verb, target: Target<'_>) -> bool {
+        authorize(&self.principal(), verb, target).allowed()
+    }
+
+    /// The user as the authorization rule sees them.
+    pub fn principal(&self) -> Principal {
+        match self.role {
+            Role::Admin => Principal::Admin { name: self.username.clone() },
+            Role::Tenant => Principal::Tenant { name: self.username.clone(), projects: self.projects.clone() },
+        }
     }
 }
 
@@ -57,6 +67,8 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
     use crate::ssr::{self, SESSION_USER, accounts};
     ssr::reply(
         async {
+            // Counted as a failure unless it succeeds; refused (429) while the name or address waits.
+            let attempt = ssr::throttle::attempt(&username).await?;
             let db = ssr::state()?.db;
             let found =
                 db.account_with_hash(username.trim()).await.map_err(|e| ssr::internal("could not load the user", e))?;
@@ -69,6 +81,7 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
                 tracing::info!(user = %loggable(&username), "sign-in refused");
                 return Err(AppError::invalid("password", WRONG_CREDENTIALS));
             };
+            attempt.succeeded();
             let session = ssr::session().await?;
             // A new id on sign-in: a session id planted before sign-in is worthless after it.
             session.cycle_id().await.map_err(|e| ssr::internal("could not start the session", e))?;
@@ -128,21 +141,20 @@ pub async fn logout() -> Result<(), AppError> {
 }
 
 /// The signed-in user.
-#[server(prefix = "/api", endpoint = "me", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "me", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn whoami() -> Result<CurrentUser, AppError> {
-    crate::ssr::reply(crate::ssr::user().await)
+    crate::ssr::reply(crate::ssr::guard::caller().await.map(|c| c.user))
 }
 
 /// Switches the project the user works in.
-#[server(prefix = "/api", endpoint = "switch-project", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "switch-project", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn switch_project(project: String) -> Result<(), AppError> {
+    use crate::domain::policy::dns_label;
     use crate::ssr::{self, SESSION_PROJECT};
     ssr::reply(
         async {
-            let user = ssr::user().await?;
-            if !user.projects.contains(&project) {
-                return Err(AppError::Forbidden(format!("You are not a member of project {project}.")));
-            }
+            dns_label("project", &project).map_err(ssr::refused)?;
+            ssr::guard::caller_for(Verb::Write, Target::Project(&project), "project by that name").await?;
             ssr::session()
                 .await?
                 .insert(SESSION_PROJECT, &project)

@@ -28,6 +28,9 @@ pub enum AppError {
     /// Something failed on the server; details are in the server log.
     #[error("{0}")]
     Internal(String),
+    /// Too many attempts in a short time (sign-in); `field` names the form field the message belongs beside.
+    #[error("{message}")]
+    TooMany { field: String, message: String },
 }
 
 impl AppError {
@@ -50,9 +53,10 @@ impl AppError {
             AppError::Unauthorized => 401,
             AppError::Forbidden(_) => 403,
             AppError::NotFound(_) => 404,
-            AppError::Invalid { .. } => 422,
+            AppError::Invalid { .. } => 400,
             AppError::Refused(_) | AppError::Conflict(_) => 409,
             AppError::Internal(_) => 500,
+            AppError::TooMany { .. } => 429,
         }
     }
 }
@@ -62,8 +66,52 @@ impl FromServerFnError for AppError {
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {
-            ServerFnErrorErr::Args(m) | ServerFnErrorErr::MissingArg(m) => AppError::invalid("request", m),
+            ServerFnErrorErr::Args(m) | ServerFnErrorErr::MissingArg(m) | ServerFnErrorErr::Deserialization(m) => {
+                bad_argument(&m)
+            }
             other => AppError::Internal(other.to_string()),
         }
+    }
+}
+
+/// A call whose arguments do not fit: 400 naming the field, echoing at most a short excerpt
+/// of what was sent.
+fn bad_argument(text: &str) -> AppError {
+    const EXCERPT: usize = 120;
+    let (field, message) = match text.split_once(crate::codec::FIELD_SEP) {
+        // The fields of a struct argument (a form, a query) are named as the page names them.
+        Some((f, m)) if !f.is_empty() && f != "." => (f.split_once('.').map_or(f, |(_, inner)| inner), m),
+        Some((_, m)) => ("request", m),
+        // NB: form-encoded calls (sign-in) name a missing field only in serde's words.
+        None => match text.split_once("missing field `").and_then(|(_, rest)| rest.split('`').next()) {
+            Some(f) => (f, text),
+            None => ("request", text),
+        },
+    };
+    let more = if message.chars().nth(EXCERPT).is_some() { "…" } else { "" };
+    let excerpt: String = message.chars().take(EXCERPT).collect();
+    let e = AppError::invalid(field, format!("This argument does not fit: {excerpt}{more}"));
+    // NB: the call failed before its body ran, so nothing else sets the answer's status.
+    #[cfg(feature = "ssr")]
+    crate::ssr::set_status(&e);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_argument_is_400_naming_the_field_with_a_short_excerpt() {
+        let e = AppError::from_server_fn_error(ServerFnErrorErr::Deserialization(format!(
+            "form.name :: invalid type: integer `5`, expected a string{}",
+            "x".repeat(10_000)
+        )));
+        assert_eq!(e.status(), 400);
+        assert!(e.for_field("name").is_some_and(|m| m.len() < 200), "{e:?}");
+        let e = AppError::from_server_fn_error(ServerFnErrorErr::Args("failed: missing field `password`".into()));
+        assert!(e.for_field("password").is_some(), "{e:?}");
+        let e = AppError::from_server_fn_error(ServerFnErrorErr::Deserialization(". :: EOF while parsing".into()));
+        assert!(e.for_field("request").is_some(), "{e:?}");
     }
 }

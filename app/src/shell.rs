@@ -7,7 +7,7 @@ use leptos_router::{Lazy, path};
 
 use crate::components::layout::Layout;
 use crate::pages::{login::LoginRoute, not_found::NotFound};
-use crate::screens::{ingresses, listeners, loadbalancers, rules, tickets};
+use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -51,6 +51,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/listeners") view={Lazy::<listeners::ListenersRoute>::new()} />
                     <Route path=path!("/rules") view={Lazy::<rules::RulesRoute>::new()} />
                     <Route path=path!("/ingresses") view={Lazy::<ingresses::IngressesRoute>::new()} />
+                    <Route path=path!("/audit") view={Lazy::<audit::AuditRoute>::new()} />
                 </ParentRoute>
             </Routes>
         </Router>

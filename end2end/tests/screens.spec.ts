@@ -161,7 +161,7 @@ test("tenant B never sees tenant A's requests", async ({ page }) => {
   await expect(page.getByRole('link', { name: 'pay-a' })).toHaveCount(0);
   await page.goto('/tickets/pay-a');
   await hydrated(page);
-  await expect(page.getByText('There is no address request pay-a in your projects.')).toBeVisible();
+  await expect(page.getByText('There is no such address request in your projects.')).toBeVisible();
   await expect(page.getByTestId('veip')).toHaveCount(0);
   // Nor the admins' screen: no navigation entry, and its URL says no.
   await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Load balancers' })).toHaveCount(0);

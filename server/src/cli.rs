@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Serve the web UI (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Write the CustomResourceDefinitions generated from the Rust types.
     Crdgen {
         /// Directory the YAML files are written to.
@@ -54,7 +54,7 @@ impl Cli {
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
             None => crate::serve::run(self.serve).await,
-            Some(Command::Serve(args)) => crate::serve::run(args).await,
+            Some(Command::Serve(args)) => crate::serve::run(*args).await,
             Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
             Some(Command::Render { files }) => crate::render::run(&files),
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,

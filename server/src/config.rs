@@ -135,16 +135,65 @@ pub struct ServeArgs {
     /// Serve without the reconciler (another process runs it).
     #[arg(long, env = "LBDESK_NO_RECONCILER")]
     pub no_reconciler: bool,
+    /// Days the audit log keeps an entry (purged hourly); 0 keeps every entry.
+    #[arg(long, env = "LBDESK_AUDIT_RETENTION_DAYS", default_value_t = 365)]
+    pub audit_retention_days: u64,
+    /// Cluster mode: the Kubernetes user lbdesk itself writes as. Admission neither checks nor
+    /// audits its writes: the pages made them and audited them already.
+    #[arg(long, env = "LBDESK_OWN_USER", default_value = "system:serviceaccount:lbdesk-system:lbdesk")]
+    pub own_user: String,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// How lbdesk's HTTP listeners treat connections: TLS for the web UI, and how long an idle or
+/// slow client may hold a connection.
+#[derive(Args, Debug, Clone)]
+pub struct HttpArgs {
+    /// Serve the web UI over HTTPS with this certificate chain (PEM; with `--tls-key`).
+    #[arg(long, env = "LBDESK_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM).
+    #[arg(long, env = "LBDESK_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Seconds a connection to the web UI or the embedded API may stay idle, or take to send a
+    /// request's headers (or the TLS handshake), before it is closed.
+    #[arg(long, env = "LBDESK_IDLE_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub idle_timeout: u64,
+}
+
+impl Default for HttpArgs {
+    fn default() -> Self {
+        HttpArgs { tls_cert: None, tls_key: None, idle_timeout: 30 }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
-    use super::StoreArgs;
+    use clap::Parser;
+
+    use super::{HttpArgs, StoreArgs};
 
     fn mode(path: &std::path::Path) -> u32 {
         std::fs::metadata(path).expect("exists").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_tls_flag_without_its_partner_is_refused_naming_it() {
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            http: HttpArgs,
+        }
+        let error = Flags::try_parse_from(["lbdesk", "--tls-cert", "cert.pem"]).err().map(|e| e.to_string());
+        assert!(error.as_deref().is_some_and(|e| e.contains("--tls-key")), "{error:?}");
+        let error = Flags::try_parse_from(["lbdesk", "--tls-key", "key.pem"]).err().map(|e| e.to_string());
+        assert!(error.as_deref().is_some_and(|e| e.contains("--tls-cert")), "{error:?}");
+        let both = Flags::try_parse_from(["lbdesk", "--tls-cert", "c.pem", "--tls-key", "k.pem"]).expect("both");
+        assert_eq!(both.http.idle_timeout, 30);
+        assert!(Flags::try_parse_from(["lbdesk", "--idle-timeout", "0"]).is_err(), "at least a second");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Embedded mode: the simulated clusters in lbdesk's own database, their demo content, the
-//! admin token, and the kubeconfig that reaches them over HTTPS like any real cluster.
+//! tokens (the admin's, for kubectl, and lbdesk's own), and the kubeconfig that reaches them
+//! over HTTPS like any real cluster.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -17,6 +18,10 @@ use crate::config::KubeconfigArgs;
 
 /// The setting holding the admin token of the embedded API (needed by `lbdesk kubeconfig`).
 const ADMIN_TOKEN: &str = "embedded_admin_token";
+
+/// The setting holding lbdesk's own token (its web layer and reconciler): admission tells their
+/// writes, which the pages authorize and audit, from a kubectl user's.
+const OWN_TOKEN: &str = "embedded_lbdesk_token";
 
 /// Every simulated cluster and its namespaces; member namespaces hold demo Services.
 pub const CLUSTERS: [(&str, &[&str]); 3] = [
@@ -38,7 +43,10 @@ const SERVICES: [(&str, &[u16]); 6] = [
 /// The embedded API, ready to serve.
 pub struct Embedded {
     pub api: Arc<Api>,
+    /// The admin's token (user `admin`), which `lbdesk kubeconfig` hands to kubectl users.
     pub token: String,
+    /// lbdesk's own token (user `system:lbdesk`).
+    pub own_token: String,
     pub clusters: Vec<String>,
 }
 
@@ -66,18 +74,25 @@ pub async fn print_kubeconfig(args: &KubeconfigArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens the store, creates the clusters, the admin token and the demo content (idempotent).
-pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>) -> anyhow::Result<Embedded> {
-    let store = Store::new(db.clone(), history);
-    let token = match admin_token(db).await? {
+/// The token kept in `setting`, created on first start, registered for `user`.
+async fn ensure_token(db: &Db, store: &Store, setting: &str, user: &str) -> anyhow::Result<String> {
+    let token = match db.setting(setting).await.with_context(|| format!("could not read the {user} token"))? {
         Some(t) => t,
         None => {
             let t: String = (0..32).map(|_| format!("{:02x}", rand::random::<u8>())).collect();
-            db.set_setting(ADMIN_TOKEN, &t).await?;
+            db.set_setting(setting, &t).await?;
             t
         }
     };
-    store.add_token(&token, "admin", time::OffsetDateTime::now_utc().unix_timestamp()).await?;
+    store.add_token(&token, user, time::OffsetDateTime::now_utc().unix_timestamp()).await?;
+    Ok(token)
+}
+
+/// Opens the store, creates the clusters, the tokens and the demo content (idempotent).
+pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>) -> anyhow::Result<Embedded> {
+    let store = Store::new(db.clone(), history);
+    let token = ensure_token(db, &store, ADMIN_TOKEN, "admin").await?;
+    let own_token = ensure_token(db, &store, OWN_TOKEN, app::domain::access::Principal::System.name()).await?;
     let mut clusters = Vec::new();
     for (name, namespaces) in CLUSTERS {
         let name = if name == "mgmt" { mgmt } else { name };
@@ -110,7 +125,7 @@ pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>)
         }
         clusters.push(name.to_string());
     }
-    Ok(Embedded { api: Arc::new(Api { store, mgmt: mgmt.to_string(), admission }), token, clusters })
+    Ok(Embedded { api: Arc::new(Api { store, mgmt: mgmt.to_string(), admission }), token, own_token, clusters })
 }
 
 fn kind(plural: &str) -> anyhow::Result<&'static Kind> {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use app::ssr::AppState;
+use app::ssr::audit::Via;
 use app::ssr::clusters::{Clusters, embedded_kubeconfig, parse_kubeconfig};
 use app::ssr::db::Db;
-use axum::serve::ListenerExt;
 use leptos::config::LeptosOptions;
 use tower_sessions::ExpiredDeletion;
 
@@ -19,7 +19,6 @@ use crate::config::{Mode, ServeArgs};
 use crate::demo::Logins;
 use crate::driver::DriverClient;
 use crate::driver::sim::{Behaviour, Simulator};
-use crate::net::no_delay;
 use crate::reconciler;
 
 /// The embedded API, serving over HTTPS.
@@ -34,13 +33,10 @@ impl EmbeddedApi {
         listener: std::net::TcpListener,
         router: axum::Router,
         tls: axum_server::tls_rustls::RustlsConfig,
+        idle: Duration,
     ) -> anyhow::Result<EmbeddedApi> {
         let handle = axum_server::Handle::new();
-        // NB: without TCP_NODELAY, small responses wait for delayed ACKs (40 ms stalls).
-        let tls =
-            axum_server::tls_rustls::RustlsAcceptor::new(tls).acceptor(axum_server::accept::NoDelayAcceptor::new());
-        let server = axum_server::from_tcp(listener)?.acceptor(tls).handle(handle.clone());
-        let task = tokio::spawn(server.serve(router.into_make_service()));
+        let task = crate::net::serve(listener, router, Some(tls), idle, handle.clone())?;
         Ok(EmbeddedApi { handle, task })
     }
 
@@ -56,6 +52,10 @@ impl EmbeddedApi {
 pub struct Server {
     listener: tokio::net::TcpListener,
     router: axum::Router,
+    /// The web UI's TLS configuration, when it serves HTTPS itself.
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    /// How long a connection may idle or take to send a request's headers.
+    idle: Duration,
     api: Option<EmbeddedApi>,
     /// How lbdesk reaches Kubernetes.
     pub mode: Mode,
@@ -81,6 +81,8 @@ pub struct Server {
     pub logins: Logins,
     /// lbdesk's own database (accounts, sessions, and in embedded mode the clusters).
     pub db: Db,
+    /// Days the audit log keeps an entry; 0 keeps every entry.
+    audit_retention_days: u64,
 }
 
 impl Server {
@@ -92,13 +94,20 @@ impl Server {
     /// Opens the database, seeds the demo data, binds the listen addresses and, in embedded
     /// mode, starts serving the Kubernetes API.
     pub async fn build(args: ServeArgs) -> anyhow::Result<Server> {
+        let tls = crate::net::web_tls(&args.http)?;
+        let idle = Duration::from_secs(args.http.idle_timeout.max(1));
         let db = Db::connect(&args.store.database_url()?).await.context("could not open the database")?;
         let logins = crate::demo::seed(&db, args.demo).await.context("could not seed the demo data")?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("could not listen on {}", args.listen))?;
         let local: SocketAddr = listener.local_addr().context("no local address")?;
-        let admission = Arc::new(Admission::default());
+        // lbdesk's own writes were authorized and audited by its pages; admission does the others'.
+        let (own_user, via) = match args.mode {
+            Mode::Embedded => (app::domain::access::Principal::System.name().to_string(), Via::Api),
+            Mode::Cluster => (args.own_user.clone(), Via::Admission),
+        };
+        let admission = Arc::new(Admission::new(db.clone(), own_user, via));
         let (api, kubeconfig, clusters) = match args.mode {
             Mode::Embedded => {
                 let embedded =
@@ -109,15 +118,15 @@ impl Server {
                 let api_local = listener.local_addr()?;
                 let pki = crate::tls::load_or_create(&db, &[api_local.ip()]).await?;
                 let tls = axum_server::tls_rustls::RustlsConfig::from_config(crate::tls::server_config(&pki)?);
-                let kubeconfig = embedded_kubeconfig(
-                    &crate::embedded::api_url(api_local),
-                    &pki.ca_pem,
-                    &embedded.token,
-                    &embedded.clusters,
-                    &args.mgmt_cluster,
-                );
-                let clusters = Clusters::from_kubeconfig(parse_kubeconfig(&kubeconfig)?, &args.mgmt_cluster).await?;
-                let api = EmbeddedApi::serve(listener, crate::api::router(embedded.api), tls)?;
+                let kubeconfig_with = |token: &str| {
+                    let url = crate::embedded::api_url(api_local);
+                    embedded_kubeconfig(&url, &pki.ca_pem, token, &embedded.clusters, &args.mgmt_cluster)
+                };
+                // kubectl users get the admin's token; lbdesk's own clients, its own.
+                let kubeconfig = kubeconfig_with(&embedded.token);
+                let own = parse_kubeconfig(&kubeconfig_with(&embedded.own_token))?;
+                let clusters = Clusters::from_kubeconfig(own, &args.mgmt_cluster).await?;
+                let api = EmbeddedApi::serve(listener, crate::api::router(embedded.api), tls, idle)?;
                 (Some((api, api_local)), Some(kubeconfig), clusters)
             }
             Mode::Cluster => {
@@ -140,7 +149,9 @@ impl Server {
         if !args.site_root.join("pkg").exists() {
             tracing::warn!(site_root = %args.site_root.display(), "no built site here: pages load without scripts and styles (run the README's build)");
         }
-        let secure_cookies = args.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
+        // NB: a public `https://` URL means TLS is terminated in front of lbdesk.
+        let secure_cookies = tls.is_some() || args.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
+        let site = crate::web::SiteOrigin::new(args.public_url.as_deref(), local, tls.is_some())?;
         // The network-policy driver: the configured one, or the simulator in-process (embedded).
         let (driver_url, simulator) = match (&args.driver_url, args.mode) {
             (Some(url), _) => (url.clone(), None),
@@ -165,17 +176,20 @@ impl Server {
         let state = AppState { leptos_options, db: db.clone(), clusters: clusters.clone() };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
-        let router = crate::web::router(state, secure_cookies);
+        let router = crate::web::router(state, secure_cookies, site);
         let (api, api_addr) = api.unzip();
+        let scheme = if tls.is_some() { "https" } else { "http" };
         Ok(Server {
             listener,
             router,
+            tls,
+            idle,
             api,
             mode: args.mode,
             api_addr,
             kubeconfig,
             addr: local,
-            url: args.public_url.clone().unwrap_or_else(|| format!("http://{local}")),
+            url: args.public_url.clone().unwrap_or_else(|| format!("{scheme}://{local}")),
             logins,
             db,
             clusters,
@@ -183,6 +197,7 @@ impl Server {
             driver_url,
             simulator,
             reconciler,
+            audit_retention_days: args.audit_retention_days,
         })
     }
 
@@ -190,6 +205,11 @@ impl Server {
     /// the reconciler (joined: its reconciles under way finish) and, last, the embedded API
     /// both of them use.
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        // SIGTERM stops accepting connections; the requests under way finish.
+        let handle = axum_server::Handle::new();
+        let listener = self.listener.into_std().context("the web UI's listener")?;
+        let web = crate::net::serve(listener, self.router, self.tls, self.idle, handle.clone())
+            .context("could not serve the web UI")?;
         let sessions = app::ssr::session_store::SqlSessionStore::new(self.db.clone());
         let sweeper = tokio::spawn(async move {
             let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
@@ -208,11 +228,17 @@ impl Server {
                 let _ = reconciler_stopped.await;
             }))
         });
-        let served = axum::serve(self.listener.tap_io(no_delay), self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("the server failed");
+        let (stop_retention, retention_stopped) = tokio::sync::oneshot::channel::<()>();
+        let retention = tokio::spawn(keep_audit(self.db.clone(), self.audit_retention_days, retention_stopped));
+        let stopper = tokio::spawn(async move {
+            shutdown.await;
+            handle.graceful_shutdown(None);
+        });
+        let served = web.await.context("the server stopped").and_then(|r| r.context("the server failed"));
+        stopper.abort();
         drop(stop_reconciler);
+        drop(stop_retention);
+        let retained = retention.await.context("the audit retention failed");
         let reconciled = match reconciler {
             Some(task) => task.await.context("the reconciler failed"),
             None => Ok(()),
@@ -225,7 +251,40 @@ impl Server {
             api.stop().await?;
         }
         reconciled?;
+        retained?;
         served
+    }
+}
+
+/// Purges the audit entries older than `days` (0 keeps every entry) at once and then hourly,
+/// until `stop` resolves (or its sender is dropped); a purge under way finishes first.
+async fn keep_audit(db: Db, days: u64, mut stop: tokio::sync::oneshot::Receiver<()>) {
+    if days == 0 {
+        return;
+    }
+    let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = every_hour.tick() => match purge_audit(&db, days).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, days, "purged old audit entries"),
+                Err(e) => tracing::warn!(error = %e, "could not purge old audit entries"),
+            },
+        }
+    }
+}
+
+/// Deletes the audit entries older than `days` days (0 keeps every entry); returns how many.
+pub async fn purge_audit(db: &Db, days: u64) -> Result<u64, sqlx::Error> {
+    if days == 0 {
+        return Ok(0);
+    }
+    // NB: a retention longer than the calendar (a typo of many digits) purges nothing.
+    let days = time::Duration::days(i64::try_from(days).unwrap_or(i64::MAX).min(1_000_000));
+    match time::OffsetDateTime::now_utc().checked_sub(days) {
+        Some(cutoff) => db.purge_audit_before(cutoff).await,
+        None => Ok(0),
     }
 }
 

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use app::ssr::db::Db;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 const CA_CERT: &str = "embedded_ca_cert";
 const CA_KEY: &str = "embedded_ca_key";
@@ -58,15 +60,33 @@ pub async fn load_or_create(db: &Db, extra: &[IpAddr]) -> anyhow::Result<Pki> {
 
 /// A rustls server configuration (ring provider) for the certificate.
 pub fn server_config(pki: &Pki) -> anyhow::Result<Arc<rustls::ServerConfig>> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let certs = vec![CertificateDer::from_pem_slice(pki.cert_pem.as_bytes()).context("the server certificate")?];
-    let key = PrivateKeyDer::from_pem_slice(pki.key_pem.as_bytes()).context("the server key")?;
+    let certs = certificates(pki.cert_pem.as_bytes()).context("the server certificate")?;
+    let key = private_key(pki.key_pem.as_bytes()).context("the server key")?;
+    server_config_for(certs, key)
+}
+
+/// The certificates of a PEM file, the server's first, then the chain up to its CA.
+pub fn certificates(pem: &[u8]) -> anyhow::Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(pem).collect::<Result<Vec<_>, _>>().context("unreadable PEM")?;
+    anyhow::ensure!(!certs.is_empty(), "no certificate in it (expected PEM \"BEGIN CERTIFICATE\")");
+    Ok(certs)
+}
+
+/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1).
+pub fn private_key(pem: &[u8]) -> anyhow::Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_slice(pem).context("no private key in it (expected PEM \"BEGIN … PRIVATE KEY\")")
+}
+
+/// A rustls server configuration (ring provider) serving `certs` with `key`.
+pub fn server_config_for(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .context("TLS protocol versions")?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .context("the server certificate does not match its key")?;
+        .context("the certificate does not match its key")?;
     Ok(Arc::new(config))
 }

@@ -6,6 +6,7 @@ use leptos_router::hooks::use_navigate;
 use server_fn::ServerFn;
 
 use crate::auth::{CurrentUser, Logout, SwitchProject, whoami};
+use crate::domain::access::{Target, Verb};
 use crate::error::AppError;
 
 /// The signed-in user, provided by [`Layout`] to every screen.
@@ -20,15 +21,17 @@ pub struct ProjectSwitches(pub RwSignal<usize>);
 struct NavItem {
     href: &'static str,
     label: &'static str,
-    admin_only: bool,
+    /// What the screen shows: it is offered to those who may read it.
+    target: Target<'static>,
 }
 
-const NAV: [NavItem; 5] = [
-    NavItem { href: "/loadbalancers", label: "Load balancers", admin_only: true },
-    NavItem { href: "/tickets", label: "Address requests", admin_only: false },
-    NavItem { href: "/listeners", label: "Listeners", admin_only: false },
-    NavItem { href: "/rules", label: "Rules", admin_only: false },
-    NavItem { href: "/ingresses", label: "F5 Ingress", admin_only: false },
+const NAV: [NavItem; 6] = [
+    NavItem { href: "/loadbalancers", label: "Load balancers", target: Target::Loadbalancers },
+    NavItem { href: "/tickets", label: "Address requests", target: Target::Desk },
+    NavItem { href: "/listeners", label: "Listeners", target: Target::Desk },
+    NavItem { href: "/rules", label: "Rules", target: Target::Desk },
+    NavItem { href: "/ingresses", label: "F5 Ingress", target: Target::Desk },
+    NavItem { href: "/audit", label: "Audit log", target: Target::Desk },
 ];
 
 /// The frame around every signed-in screen.
@@ -57,9 +60,9 @@ pub fn Layout() -> impl IntoView {
                 <nav aria-label="Main">
                     <Transition fallback=|| ()>
                         {move || Suspend::new(async move {
-                            let admin = user.await.map(|u| u.is_admin()).unwrap_or(false);
+                            let user = user.await.ok();
                             NAV.iter()
-                                .filter(|item| admin || !item.admin_only)
+                                .filter(|item| user.as_ref().is_some_and(|u| u.may(Verb::Read, item.target)))
                                 .map(|item| view! { <A href=item.href>{item.label}</A> })
                                 .collect_view()
                         })}

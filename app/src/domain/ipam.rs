@@ -62,8 +62,9 @@ pub enum AllocError {
     /// Reserved by the administrator, or the network/broadcast address.
     #[error("{addr} is {why} and cannot be handed out")]
     Reserved { side: Side, addr: String, why: String },
-    /// Already handed out to another ticket.
-    #[error("{addr} is already taken by ticket {by}")]
+    /// Already handed out to another ticket. NB: the message names no ticket: the holder may
+    /// be another project's, and who holds what is not a tenant's to learn.
+    #[error("{addr} is already taken by another address request")]
     Taken { side: Side, addr: String, by: String },
     /// No free address is left.
     #[error("no free address is left in the {} range {cidr}", side.label())]
@@ -214,7 +215,10 @@ mod tests {
             ("LTM range is full", Alloc("t3", None, None, Err("no free address is left in the LTM range 10.0.0.0/30"))),
             ("t1 frees its pair", Release("20.1.0.1", "10.0.0.1")),
             ("a requested VE address", Alloc("t3", Some("20.1.0.6"), None, Ok(("20.1.0.6", "10.0.0.1")))),
-            ("taken by another", Alloc("t4", Some("20.1.0.6"), None, Err("20.1.0.6 is already taken by ticket t3"))),
+            (
+                "taken by another",
+                Alloc("t4", Some("20.1.0.6"), None, Err("20.1.0.6 is already taken by another address request")),
+            ),
             (
                 "reserved",
                 Alloc(
@@ -243,7 +247,10 @@ mod tests {
                 ),
             ),
             ("outside", Alloc("t4", Some("20.1.1.1"), None, Err("20.1.1.1 is not inside the VE range 20.1.0.0/29"))),
-            ("not an address", Alloc("t4", Some("twenty"), None, Err("twenty is not inside the VE range 20.1.0.0/29"))),
+            (
+                "not an address",
+                Alloc("t4", Some("twenty"), None, Err("\"twenty\" is not inside the VE range 20.1.0.0/29")),
+            ),
             (
                 "wrong family",
                 Alloc("t4", None, Some("fd00::5"), Err("fd00::5 is not inside the LTM range 10.0.0.0/30")),

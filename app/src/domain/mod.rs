@@ -1,5 +1,6 @@
 //! The pure core of lbdesk: no I/O, no clocks, no async. Compiles for the browser too.
 
+pub mod access;
 pub mod as3;
 pub mod crd;
 pub mod ipam;

@@ -2,6 +2,7 @@
 //! server-side bodies, and the pages. Every page is a lazy route (`lazy_page!`): its code reaches
 //! the browser in its own chunk, when the page is first opened.
 
+pub mod audit;
 pub mod ingresses;
 pub mod listeners;
 pub mod loadbalancers;

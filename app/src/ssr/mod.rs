@@ -1,10 +1,13 @@
 //! Server-only plumbing of the server functions: state, session, the signed-in user.
 
 pub mod accounts;
+pub mod audit;
 pub mod clusters;
 pub mod db;
+pub mod guard;
 pub mod session_store;
 mod state;
+pub mod throttle;
 
 pub use state::AppState;
 
@@ -69,19 +72,19 @@ pub async fn user() -> Result<CurrentUser, AppError> {
 
 /// Sets the HTTP status of a failed server function from its error, then passes it on.
 pub fn reply<T>(result: Result<T, AppError>) -> Result<T, AppError> {
-    if let Err(e) = &result
-        && let Some(options) = use_context::<leptos_axum::ResponseOptions>()
-        && let Ok(status) = http::StatusCode::from_u16(e.status())
-    {
-        options.set_status(status);
+    if let Err(e) = &result {
+        set_status(e);
     }
     result
 }
 
-/// The signed-in user, who must be a platform admin.
-pub async fn admin() -> Result<CurrentUser, AppError> {
-    let user = user().await?;
-    if user.is_admin() { Ok(user) } else { Err(AppError::Forbidden("This is for platform admins.".into())) }
+/// Answers the current request with the HTTP status of `e`.
+pub fn set_status(e: &AppError) {
+    if let Some(options) = use_context::<leptos_axum::ResponseOptions>()
+        && let Ok(status) = http::StatusCode::from_u16(e.status())
+    {
+        options.set_status(status);
+    }
 }
 
 /// The management cluster's client.

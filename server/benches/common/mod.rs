@@ -29,6 +29,9 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         driver_timeout: 10,
         ensure_interval: 3600,
         no_reconciler: true,
+        audit_retention_days: 365,
+        own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
+        http: Default::default(),
     })
 }
 

@@ -2,8 +2,10 @@
 //! Lbrule: the embedded API sends every create, update and delete of them here before storing,
 //! as a real API server calls it in cluster mode. One file per kind holds its checks, which are
 //! the domain's (`app::domain::policy`): the same functions the screens and server functions
-//! use, so the three callers refuse with the same words.
+//! use, so the three callers refuse with the same words. Before them, a write by anyone but
+//! lbdesk itself is authorized by the domain's one rule and, once allowed, audited (`access`).
 
+mod access;
 mod lbrule;
 mod lbticket;
 mod loadbalancer;
@@ -14,8 +16,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use app::domain::policy::Refusal;
+use app::ssr::audit::Via;
+use app::ssr::db::Db;
 
-/// Why a request is denied: the code (400 invalid, 403 refused) and the message.
+pub use access::NOT_YOURS;
+
+/// Why a request is denied: the code (400 invalid, 403 refused, 500 failed) and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
     pub code: u16,
@@ -46,11 +52,17 @@ impl Denial {
     }
 }
 
-/// The admission checks: the schema-level rules, and the grey-out rules of DESIGN §4 (the same
-/// functions the screens and server functions use), which read the management cluster.
-#[derive(Default)]
+/// The admission checks: who may write (DESIGN §9), the schema-level rules, and the grey-out
+/// rules of DESIGN §4 (the same functions the screens and server functions use), which read the
+/// management cluster; and the audit entry of each allowed write.
 pub struct Admission {
     mgmt: std::sync::OnceLock<kube::Client>,
+    /// The accounts (who a writer is) and the audit log.
+    db: Db,
+    /// The user lbdesk itself writes as: neither authorized nor audited here.
+    own_user: String,
+    /// How the reviewed writes reach lbdesk: in-process from the embedded API, or as a webhook.
+    via: Via,
 }
 
 /// A write under review, as each kind's checks read it.
@@ -84,6 +96,11 @@ fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, Denial> {
 }
 
 impl Admission {
+    /// Admission over `db`, for writes arriving `via`, lbdesk's own being `own_user`'s.
+    pub fn new(db: Db, own_user: impl Into<String>, via: Via) -> Admission {
+        Admission { mgmt: Default::default(), db, own_user: own_user.into(), via }
+    }
+
     /// Gives the checks their view of the management cluster (set once it can be reached).
     pub fn connect(&self, mgmt: kube::Client) {
         let _ = self.mgmt.set(mgmt);
@@ -118,7 +135,11 @@ impl Admission {
                 tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %denial.message, "admission denied");
                 let mut denied = response.deny(&denial.message);
                 denied.result.code = denial.code;
-                denied.result.reason = if denial.code == 403 { "Forbidden".into() } else { "BadRequest".into() };
+                denied.result.reason = match denial.code {
+                    403 => "Forbidden".into(),
+                    500 => "InternalError".into(),
+                    _ => "BadRequest".into(),
+                };
                 denied
             }
         };
@@ -137,11 +158,22 @@ impl Admission {
             req.name.clone()
         };
         let review = Review { name, new, old };
-        match req.kind.kind.as_str() {
+        let kind = req.kind.kind.as_str();
+        let user = req.user_info.username.as_deref().unwrap_or_default();
+        // NB: who may write is asked first: the checks below would tell a stranger a phase.
+        let principal = self.principal(user).await?;
+        let others = principal != app::domain::access::Principal::System;
+        let project = if others { self.authorize(&principal, kind, &review).await? } else { None };
+        match kind {
             "Loadbalancer" => loadbalancer::check(self, &review).await,
             "Lbticket" => lbticket::check(self, &review).await,
             "Lbrule" => lbrule::check(&review),
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
+        }?;
+        // A status write changes no one's intent; a dry run changes nothing.
+        if others && req.sub_resource.is_none() && !req.dry_run {
+            self.record(user, &req.operation, kind, &review, project).await;
         }
+        Ok(())
     }
 }

@@ -61,7 +61,7 @@ fn check_type(kind: &Kind, body: &Value) -> Result<(), ApiError> {
     if !body["metadata"].is_null() && !body["metadata"].is_object() {
         return Err(ApiError::BadRequest("metadata must be an object".into()));
     }
-    Ok(())
+    super::shape::check_shape(kind, body)
 }
 
 /// Secrets: `stringData` is folded into `data`, base64-encoded, as the API server does.

@@ -9,6 +9,7 @@ mod handlers;
 pub mod object;
 pub mod resources;
 pub mod selector;
+mod shape;
 pub mod status;
 pub mod store;
 mod table;

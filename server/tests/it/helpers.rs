@@ -145,6 +145,10 @@ pub struct Options {
     pub ensure_interval: u64,
     /// Run the reconciler inside lbdesk (tests of the reconciler itself start their own).
     pub reconciler: bool,
+    /// TLS for the web UI and the connections' idle timeout.
+    pub http: server::config::HttpArgs,
+    /// The built site (`pkg/`, favicon).
+    pub site_root: PathBuf,
 }
 
 impl Default for Options {
@@ -156,6 +160,8 @@ impl Default for Options {
             driver_timeout: 2,
             ensure_interval: 300,
             reconciler: true,
+            http: Default::default(),
+            site_root: PathBuf::from("target/site"),
         }
     }
 }
@@ -181,7 +187,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         store: StoreArgs { data_dir: test_db.dir.path().to_path_buf(), database_url: Some(test_db.url.clone()) },
         demo: true,
         public_url: options.public_url.clone(),
-        site_root: PathBuf::from("target/site"),
+        site_root: options.site_root.clone(),
         api_listen: "127.0.0.1:0".parse().expect("address"),
         mode: Mode::Embedded,
         kubeconfig: None,
@@ -192,6 +198,9 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
         no_reconciler: !options.reconciler,
+        audit_retention_days: 365,
+        own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
+        http: options.http.clone(),
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     // NB: the public URL is what users see; the test talks to the bound port.
@@ -224,9 +233,17 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
     }
 }
 
-/// An HTTP client that keeps cookies and does not follow redirects.
+/// An HTTP client that keeps cookies and does not follow redirects. Its writes say they come from
+/// the site's own pages (`Sec-Fetch-Site: same-origin`), as a browser's do.
 pub fn browser() -> reqwest::Client {
-    reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().expect("client")
+    let same_origin =
+        [(reqwest::header::HeaderName::from_static("sec-fetch-site"), "same-origin".parse().expect("value"))];
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .default_headers(same_origin.into_iter().collect())
+        .build()
+        .expect("client")
 }
 
 /// Waits until `check` holds (polling), or fails naming `what`; fails at once if anything

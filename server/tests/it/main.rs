@@ -2,13 +2,22 @@
 
 mod accounts;
 mod api_input;
+mod audit;
+mod boundary;
 mod conformance;
 mod demo;
 mod helpers;
+mod hostile;
 mod kubectl;
+mod log_capture;
 mod panics;
 mod reconcile;
 mod reflector;
 mod render;
+mod secrets;
 mod server_fns;
 mod web;
+mod web_csrf;
+mod web_headers;
+mod web_signin;
+mod web_tls;

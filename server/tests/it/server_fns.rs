@@ -21,6 +21,7 @@ on_both_databases!(
     a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted,
     ticket_actions_are_refused_outside_their_phase,
     a_tenant_reaches_nothing_of_another_project,
+    a_refused_credential_leaves_no_load_balancer_behind,
 );
 
 /// A signed-in browser session.
@@ -42,9 +43,11 @@ impl User {
         User { client, url: lbdesk.url.clone() }
     }
 
-    /// Calls a form-encoded server function.
+    /// Calls a server function whose arguments are all strings.
     async fn form(&self, endpoint: &str, args: &[(&str, &str)]) -> reqwest::Response {
-        self.client.post(format!("{}/api/{endpoint}", self.url)).form(args).send().await.expect("request")
+        let body: serde_json::Map<String, serde_json::Value> =
+            args.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+        self.json(endpoint, body.into()).await
     }
 
     /// Calls a JSON server function.
@@ -143,14 +146,14 @@ async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Ba
     assert!(duplicate.to_string().contains("already has this LTM URL"), "{duplicate}");
     let missing_token =
         LbForm { ltm_token: None, ltm_url: "http://100.1.1.3/api".into(), partition: "bare".into(), ..lb_form("bare") };
-    let missing_token = refused(save_lb(&admin, &missing_token).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let missing_token = refused(save_lb(&admin, &missing_token).await, StatusCode::BAD_REQUEST).await;
     assert_eq!(
         missing_token.for_field("ltm.token").as_deref(),
         Some("The LTM token is required."),
         "{missing_token:?}"
     );
     let bad_cidr = LbForm { ve_cidr: "20.1.0.0/33".into(), ltm_url: "http://100.1.1.2/api".into(), ..lb_form("bad") };
-    let bad_cidr = refused(save_lb(&admin, &bad_cidr).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let bad_cidr = refused(save_lb(&admin, &bad_cidr).await, StatusCode::BAD_REQUEST).await;
     assert!(bad_cidr.for_field("ve.cidr").is_some(), "{bad_cidr:?}");
 
     for res in [
@@ -192,7 +195,7 @@ async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(ba
 
     let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
     let locked = LbForm { ve_cidr: "20.2.0.0/16".into(), ..detail.form.clone() };
-    let error = refused(save_lb(&admin, &locked).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let error = refused(save_lb(&admin, &locked).await, StatusCode::BAD_REQUEST).await;
     assert_eq!(error.for_field("ve.cidr").as_deref(), Some("Locked: in use by 1 address request; delete it first."));
     let error = refused(admin.form("lb/delete", &[("name", "demo")]).await, StatusCode::CONFLICT).await;
     assert_eq!(error, AppError::Refused("Cannot delete: in use by 1 address request; delete it first.".into()));
@@ -259,8 +262,7 @@ async fn ticket_actions_are_refused_outside_their_phase(backend: Backend) {
 
     // An address outside the range is refused beside its field.
     let outside = ticket_form("web-b", "team-a", "30.0.0.1");
-    let error =
-        refused(alice.json("ticket/save", json!({ "form": outside })).await, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let error = refused(alice.json("ticket/save", json!({ "form": outside })).await, StatusCode::BAD_REQUEST).await;
     assert!(error.for_field("veip").is_some_and(|m| m.contains("not inside")), "{error:?}");
 }
 
@@ -280,7 +282,7 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
     let bob = User::sign_in(&lbdesk, "bob").await;
     let rows: Vec<TicketRow> = ok(bob.form("ticket/list", &[("project", "project-a")]).await).await;
     assert!(rows.is_empty(), "bob lists nothing of project-a: {rows:?}");
-    let hidden = AppError::NotFound("There is no address request web-a in your projects.".into());
+    let hidden = AppError::NotFound("There is no such address request in your projects.".into());
     for res in [
         bob.form("ticket/get", &[("name", "web-a")]).await,
         bob.form("ticket/act", &[("name", "web-a"), ("action", "Disable")]).await,
@@ -295,7 +297,7 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
     // Nor a namespace of project-a, nor a load balancer not offered to his project.
     let error = refused(
         bob.json("ticket/save", json!({ "form": ticket_form("b-1", "team-a", "") })).await,
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::BAD_REQUEST,
     )
     .await;
     assert!(error.for_field("namespace").is_some(), "{error:?}");
@@ -306,16 +308,27 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
                 json!({ "form": TicketForm { loadbalancer: "only-b".into(), ..ticket_form("a-2", "team-a", "") } }),
             )
             .await,
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::BAD_REQUEST,
     )
     .await;
-    assert_eq!(
-        error.for_field("loadbalancer").as_deref(),
-        Some("This load balancer is not offered to project project-a.")
-    );
+    // The same words as for a load balancer that does not exist: no ownership oracle.
+    let no_lb = Some("There is no such load balancer offered to your project.");
+    assert_eq!(error.for_field("loadbalancer").as_deref(), no_lb);
     let probe = [("loadbalancer", "only-b"), ("side", "Ve"), ("address", "20.1.0.1"), ("ticket", "x")];
-    let error = refused(alice.form("ticket/check-address", &probe).await, StatusCode::UNPROCESSABLE_ENTITY).await;
-    assert_eq!(error.for_field("loadbalancer").as_deref(), Some("There is no load balancer only-b."));
+    let error = refused(alice.form("ticket/check-address", &probe).await, StatusCode::BAD_REQUEST).await;
+    assert_eq!(error.for_field("loadbalancer").as_deref(), no_lb);
     // Nothing bob tried changed alice's request.
     assert_eq!(ticket(&alice, "web-a").await.row.phase, Phase::Enabled);
+}
+
+async fn a_refused_credential_leaves_no_load_balancer_behind(backend: Backend) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    // Over a Secret's 1 MiB: once the load balancer was saved and its credentials then failed.
+    let form = LbForm { ltm_token: Some("t".repeat(1536 * 1024)), ..lb_form("half") };
+    let error = refused(save_lb(&admin, &form).await, StatusCode::BAD_REQUEST).await;
+    assert!(error.for_field("ltm.token").is_some(), "{error:?}");
+    assert_eq!(admin.form("lb/get", &[("name", "half")]).await.status(), StatusCode::NOT_FOUND);
+    let secrets: Api<Secret> = Api::namespaced(lbdesk.clusters.mgmt().clone(), "lbdesk-system");
+    assert_eq!(secrets.get_opt("half-ltm").await.expect("secrets"), None);
 }

@@ -87,7 +87,7 @@ mod tests {
         let mut alloc =
             PairAllocator::of(&lb("20.1.0.0/29", "10.0.0.0/29", &[("20.1.0.1", "10.0.0.1", "t1")])).expect("valid");
         for (ve, ltm, field, reason) in [
-            (Some("20.1.0.1"), None, "veip", "20.1.0.1 is already taken by ticket t1"),
+            (Some("20.1.0.1"), None, "veip", "20.1.0.1 is already taken by another address request"),
             (None, Some("10.1.0.1"), "ltmip", "10.1.0.1 is not inside the LTM range 10.0.0.0/29"),
         ] {
             let refusal = Refusal::from(alloc.allocate("t2", ve, ltm).expect_err(reason));

@@ -126,7 +126,10 @@ impl Pool {
                     Err(_) => {
                         return Err(RangeError {
                             field: "reserved",
-                            reason: format!("reserved entry {entry:?} is neither an address nor a CIDR"),
+                            reason: format!(
+                                "reserved entry {} is neither an address nor a CIDR",
+                                crate::domain::policy::shown(entry)
+                            ),
                         });
                     }
                 },
@@ -169,7 +172,7 @@ impl Pool {
     pub fn parse(&self, text: &str) -> Result<IpAddr, AllocError> {
         text.trim().parse::<IpAddr>().map_err(|_| AllocError::OutOfRange {
             side: self.side,
-            addr: text.to_string(),
+            addr: crate::domain::policy::shown(text),
             cidr: self.net.to_string(),
         })
     }

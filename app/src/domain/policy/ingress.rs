@@ -17,7 +17,10 @@ fn validate_route(rule: &IngressRule) -> Verdict {
     }
     bounded("path", &rule.path, MAX_VALUE_LEN)?;
     if !rule.path.starts_with('/') || rule.path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Refusal::field("path", format!("{:?} must start with '/' and hold no spaces.", rule.path)));
+        return Err(Refusal::field(
+            "path",
+            format!("{} must start with '/' and hold no spaces.", super::shown(&rule.path)),
+        ));
     }
     service_name("service", &rule.service)?;
     if rule.port == 0 {

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name, them};
+use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name, shown, them};
 use crate::domain::crd::{LbticketSpec, LbticketStatus, LoadbalancerSpec, Phase};
 use crate::domain::ipam::PairAllocator;
 
@@ -118,7 +118,7 @@ pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
     object_name("metadata.name", name)?;
     http_url("ltm.url", &spec.ltm.url)?;
     if spec.ve.addr.trim().parse::<IpAddr>().is_err() {
-        return Err(Refusal::field("ve.addr", format!("{:?} is not an IP address", spec.ve.addr)));
+        return Err(Refusal::field("ve.addr", format!("{} is not an IP address", shown(&spec.ve.addr))));
     }
     for (field, secret) in [
         ("ltm.tokenSecretRef", &spec.ltm.token_secret_ref),
@@ -140,6 +140,28 @@ pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
         dns_label("scope", project)?;
     }
     PairAllocator::new(spec, &[])?;
+    Ok(())
+}
+
+/// The credentials typed in the form (each absent when left as it is): bounded and on one
+/// line, checked before anything is written so a refused credential leaves no half-saved
+/// load balancer behind. `new` requires all three.
+pub fn validate_credentials(token: Option<&str>, user: Option<&str>, password: Option<&str>, new: bool) -> Verdict {
+    for (field, value, what) in [
+        ("ltm.token", token, "The LTM token"),
+        ("ve.user", user, "The VE user"),
+        ("ve.password", password, "The VE password"),
+    ] {
+        match value.filter(|v| !v.is_empty()) {
+            None if new => return Err(Refusal::field(field, format!("{what} is required."))),
+            None => {}
+            Some(v) if v.len() > 4096 => return Err(Refusal::field(field, format!("{what} is at most 4096 bytes."))),
+            Some(v) if v.chars().any(char::is_control) => {
+                return Err(Refusal::field(field, format!("{what} must be on one line.")));
+            }
+            Some(_) => {}
+        }
+    }
     Ok(())
 }
 
@@ -165,6 +187,18 @@ pub fn partition_name(partition: &str) -> Verdict {
 mod tests {
     use super::*;
     use crate::domain::crd::{Loadbalancer, LoadbalancerSpec};
+
+    #[test]
+    fn credentials_are_required_bounded_and_one_line() {
+        let field = |v: Verdict| v.expect_err("refused").field;
+        assert!(validate_credentials(Some("t"), Some("u"), Some("p"), true).is_ok());
+        assert!(validate_credentials(None, None, None, false).is_ok());
+        assert_eq!(field(validate_credentials(None, Some("u"), Some("p"), true)).as_deref(), Some("ltm.token"));
+        assert_eq!(field(validate_credentials(Some("t"), Some(""), Some("p"), true)).as_deref(), Some("ve.user"));
+        let huge = "x".repeat(1 << 20);
+        assert_eq!(field(validate_credentials(Some(&huge), None, None, false)).as_deref(), Some("ltm.token"));
+        assert_eq!(field(validate_credentials(None, None, Some("a\nb"), false)).as_deref(), Some("ve.password"));
+    }
 
     fn lb() -> LoadbalancerSpec {
         let docs = include_str!("../testdata/seed-objects.yaml");

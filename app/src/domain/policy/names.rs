@@ -19,6 +19,15 @@ fn is_dns_char(c: char) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
 }
 
+/// A user's value as a message quotes it: escaped, and cut short (a megabyte-long name is not
+/// sent back in full).
+pub fn shown(value: &str) -> String {
+    const MAX: usize = 64;
+    let cut: String = value.chars().take(MAX).collect();
+    let more = if value.chars().nth(MAX).is_some() { "…" } else { "" };
+    format!("\"{}{more}\"", cut.escape_debug())
+}
+
 /// An RFC 1123 label: what namespaces, listeners and most Kubernetes names are.
 pub fn dns_label(field: &str, value: &str) -> Verdict {
     let ok = !value.is_empty()
@@ -32,7 +41,8 @@ pub fn dns_label(field: &str, value: &str) -> Verdict {
         Err(Refusal::field(
             field,
             format!(
-                "{value:?} must be 1–63 lower-case letters, digits or '-', starting and ending with a letter or digit"
+                "{} must be 1–63 lower-case letters, digits or '-', starting and ending with a letter or digit",
+                shown(value)
             ),
         ))
     }
@@ -44,7 +54,7 @@ pub fn service_name(field: &str, value: &str) -> Verdict {
     if value.starts_with(|c: char| c.is_ascii_lowercase()) {
         Ok(())
     } else {
-        Err(Refusal::field(field, format!("{value:?} must start with a letter (a Service name)")))
+        Err(Refusal::field(field, format!("{} must start with a letter (a Service name)", shown(value))))
     }
 }
 
@@ -57,7 +67,7 @@ pub fn object_name(field: &str, value: &str) -> Verdict {
         dns_label(field, part).map_err(|_| {
             Refusal::field(
                 field,
-                format!("{value:?} must be lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit"),
+                format!("{} must be lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit", shown(value)),
             )
         })?;
     }
@@ -94,7 +104,8 @@ pub fn label_value(field: &str, value: &str) -> Verdict {
         Err(Refusal::field(
             field,
             format!(
-                "{value:?} must be up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+                "{} must be up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+                shown(value)
             ),
         ))
     }
@@ -105,7 +116,7 @@ pub fn http_url(field: &str, value: &str) -> Verdict {
     let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"));
     match rest {
         Some(r) if !r.is_empty() && !r.starts_with('/') && !value.chars().any(char::is_whitespace) => Ok(()),
-        _ => Err(Refusal::field(field, format!("{value:?} must be an http:// or https:// URL"))),
+        _ => Err(Refusal::field(field, format!("{} must be an http:// or https:// URL", shown(value)))),
     }
 }
 
@@ -160,5 +171,7 @@ mod tests {
         assert_eq!(r.field.as_deref(), Some("namespace"));
         assert_eq!(r.under("listeners[1]").field.as_deref(), Some("listeners[1].namespace"));
         assert_eq!(bounded("value", &"x".repeat(11), 10).expect_err("long").reason, "at most 10 characters");
+        let huge = dns_label("name", &"x".repeat(100_000)).expect_err("huge").reason;
+        assert!(huge.starts_with(&format!("\"{}…\" must", "x".repeat(64))), "{huge}");
     }
 }

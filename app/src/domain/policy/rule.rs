@@ -144,7 +144,10 @@ fn condition(c: &RuleCondition, at: &str) -> Verdict {
         value_text(&field, &v.value)?;
         match (c.type_, v.operator) {
             (RuleType::Ip, _) if v.value.parse::<IpAddr>().is_err() && v.value.parse::<IpNet>().is_err() => {
-                return Err(Refusal::field(field, format!("{:?} is neither an address nor a CIDR", v.value)));
+                return Err(Refusal::field(
+                    field,
+                    format!("{} is neither an address nor a CIDR", super::shown(&v.value)),
+                ));
             }
             (RuleType::Ip, _) => {}
             (_, Operator::Range) => parse_range(&v.value).map(|_| ()).map_err(|e| Refusal::field(&field, e))?,

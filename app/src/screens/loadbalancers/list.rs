@@ -8,6 +8,7 @@ use crate::components::controls::UsageBar;
 use crate::components::layout::UserResource;
 use crate::components::list::{ListHead, NoRows, table};
 use crate::components::loaded::Loaded;
+use crate::domain::access::{Target, Verb};
 
 /// `/loadbalancers`
 #[component]
@@ -20,7 +21,7 @@ pub fn Loadbalancers() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(u) if u.is_admin() => view! {
+                    Ok(u) if u.may(Verb::Read, Target::Loadbalancers) => view! {
                         <ListHead title="Load balancers" create_href="/loadbalancers/new" create_label="New load balancer"
                             search_label="Search load balancers" placeholder="Search by name or cluster" search />
                     }.into_any(),

@@ -10,7 +10,6 @@ mod server;
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use server_fn::codec::Json;
 
 use crate::domain::crd::IpPair;
 use crate::error::AppError;
@@ -134,31 +133,31 @@ pub struct LbChoices {
 }
 
 /// Every load balancer, filtered by `search` (name or cluster).
-#[server(prefix = "/api", endpoint = "lb/list", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "lb/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn list_loadbalancers(search: String) -> Result<Vec<LbRow>, AppError> {
     crate::ssr::reply(server::list(&search).await)
 }
 
 /// One load balancer, with its pairs and tickets (credentials only as "set" or not).
-#[server(prefix = "/api", endpoint = "lb/get", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "lb/get", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn get_loadbalancer(name: String) -> Result<LbDetail, AppError> {
     crate::ssr::reply(server::detail(&name).await)
 }
 
 /// Creates or updates a load balancer (update when `generation` is set).
-#[server(prefix = "/api", endpoint = "lb/save", input = Json, output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "lb/save", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn save_loadbalancer(form: LbForm) -> Result<String, AppError> {
     crate::ssr::reply(server::save(form).await)
 }
 
 /// Deletes a load balancer no ticket uses.
-#[server(prefix = "/api", endpoint = "lb/delete", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "lb/delete", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn delete_loadbalancer(name: String) -> Result<(), AppError> {
     crate::ssr::reply(server::delete(&name).await)
 }
 
 /// Member clusters and projects, for the form.
-#[server(prefix = "/api", endpoint = "lb/choices", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "lb/choices", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn loadbalancer_choices() -> Result<LbChoices, AppError> {
     crate::ssr::reply(server::choices().await)
 }

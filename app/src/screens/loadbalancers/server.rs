@@ -1,6 +1,6 @@
 //! Screen 1's server side: the bodies of its server functions, for platform admins only. Each
-//! checks the signed-in user is one, applies the grey-out rule, then writes to the management
-//! cluster; credentials go to Secrets the browser never reads.
+//! goes the guarded path (`ssr::guard`: authorize, the grey-out rule, the write, the audit
+//! entry); credentials go to Secrets the browser never reads.
 
 use std::collections::BTreeMap;
 
@@ -9,14 +9,21 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Api, ResourceExt};
 
 use super::{LbChoices, LbDetail, LbForm, LbRow, LbTicket};
+use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
     CisSpec, LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Lbticket, Loadbalancer, LoadbalancerSpec, LtmSpec, SecretRef,
     VeSpec,
 };
 use crate::domain::ipam::PairAllocator;
-use crate::domain::policy::{effective_partition, lb_deletable, lb_unique, lb_update, tickets_using, validate_lb};
+use crate::domain::policy::{
+    effective_partition, lb_deletable, lb_unique, lb_update, object_name, tickets_using, validate_credentials,
+    validate_lb,
+};
 use crate::error::AppError;
+use crate::ssr::guard::{Caller, Written, caller_for, not_found};
 use crate::ssr::{self, internal, kube_error, refused};
+
+const WHAT: &str = "such load balancer";
 
 /// Where the credentials Secrets live.
 const SECRETS_NAMESPACE: &str = "lbdesk-system";
@@ -52,7 +59,10 @@ async fn all() -> Result<(Vec<Loadbalancer>, Vec<Lbticket>), AppError> {
 
 /// Every load balancer whose name or cluster holds `search`, by name.
 pub async fn list(search: &str) -> Result<Vec<LbRow>, AppError> {
-    ssr::admin().await?;
+    caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
+    if search.len() > 253 {
+        return Err(AppError::invalid("search", "Search for at most 253 characters."));
+    }
     let (lbs, tickets) = all().await?;
     let needle = search.trim().to_lowercase();
     let mut rows: Vec<LbRow> = lbs
@@ -161,12 +171,10 @@ async fn has_secret(name: &str, keys: &[&str]) -> bool {
 
 /// One load balancer, with its pairs and tickets (credentials only as "set" or not).
 pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
-    ssr::admin().await?;
+    caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
+    object_name("name", name).map_err(refused)?;
     let (lbs, tickets) = all().await?;
-    let lb = lbs
-        .iter()
-        .find(|l| l.name_any() == name)
-        .ok_or_else(|| AppError::NotFound(format!("Load balancer {name} does not exist.")))?;
+    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(|| not_found(WHAT))?;
     let using: Vec<LbTicket> = tickets
         .iter()
         .filter(|t| t.spec.loadbalancer == name)
@@ -191,14 +199,17 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
 /// Creates or updates a load balancer (update when `form.generation` is set); returns its name. A
 /// write that lost a race is tried again against the load balancer as it now is.
 pub async fn save(form: LbForm) -> Result<String, AppError> {
-    let user = ssr::admin().await?;
-    ssr::retrying(|| save_once(form.clone(), &user.username)).await
+    let caller = caller_for(Verb::Write, Target::Loadbalancers, WHAT).await?;
+    caller.write(|| save_once(&caller, form.clone())).await
 }
 
-async fn save_once(form: LbForm, by: &str) -> Result<String, AppError> {
+async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, AppError> {
+    let by = &caller.user.username;
     let name = form.name.trim().to_string();
     let spec = spec_of(&form);
     validate_lb(&name, &spec).map_err(refused)?;
+    let (token, user, password) = (form.ltm_token.as_deref(), form.ve_user.as_deref(), form.ve_password.as_deref());
+    validate_credentials(token, user, password, form.generation.is_none()).map_err(refused)?;
     if !ssr::state()?.clusters.members().contains(&spec.cluster) {
         return Err(AppError::invalid("cluster", format!("{} is not a member cluster lbdesk knows.", spec.cluster)));
     }
@@ -210,74 +221,102 @@ async fn save_once(form: LbForm, by: &str) -> Result<String, AppError> {
         (None, Some(_)) => {
             return Err(AppError::invalid("name", format!("A load balancer named {name} already exists.")));
         }
-        (Some(_), None) => return Err(AppError::NotFound(format!("Load balancer {name} does not exist."))),
+        (Some(_), None) => return Err(not_found(WHAT)),
         (Some(loaded), Some(old)) => {
             ssr::unchanged_since(loaded, &old.metadata)?;
             let in_use = tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
             lb_update(&old.spec, &spec, in_use).map_err(refused)?;
         }
-        (None, None) => {
-            if form.ltm_token.as_deref().is_none_or(str::is_empty) {
-                return Err(AppError::invalid("ltm.token", "The LTM token is required."));
-            }
-            if form.ve_user.as_deref().is_none_or(str::is_empty)
-                || form.ve_password.as_deref().is_none_or(str::is_empty)
-            {
-                return Err(AppError::invalid("ve.user", "The VE user and password are required."));
-            }
-        }
+        (None, None) => {}
     }
     let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
     let mut lb = Loadbalancer::new(&name, spec);
-    lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.into())]));
-    match existing {
+    lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.clone())]));
+    let saved = match existing {
         Some(old) => {
             lb.metadata.resource_version = old.resource_version();
             lb.metadata.labels = old.metadata.labels.clone();
             lb.metadata.finalizers = old.metadata.finalizers.clone();
-            api.replace(&name, &PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
+            api.replace(&name, &PostParams::default(), &lb).await
         }
-        None => {
-            api.create(&PostParams::default(), &lb).await.map_err(|e| kube_error("load balancer", e))?;
-        }
+        None => api.create(&PostParams::default(), &lb).await,
     }
-    // The secrets follow the object, so a refused save leaves no credential behind.
-    if let Some(token) = form.ltm_token.as_deref().filter(|t| !t.is_empty()) {
+    .map_err(|e| kube_error("load balancer", e))?;
+    // The secrets follow the object, so a refused save leaves no credential behind; a new load
+    // balancer whose credentials cannot be written is taken back, so none is left without them.
+    let changed = match put_credentials(&lb, token, user, password).await {
+        Ok(changed) => changed,
+        Err(e) => {
+            if existing.is_none()
+                && let Err(undo) = api.delete(&name, &DeleteParams::default()).await
+            {
+                tracing::error!(loadbalancer = %name, error = %undo, "could not take back a half-saved load balancer");
+            }
+            return Err(e);
+        }
+    };
+    tracing::info!(loadbalancer = %name, user = %by, "load balancer saved");
+    let written = Written::change(if existing.is_some() { "update" } else { "create" }, "Loadbalancer", &name, None);
+    let written = match existing {
+        Some(old) => written.before(&old.spec),
+        None => written,
+    };
+    Ok(written.after(&serde_json::json!({"spec": saved.spec, "changedCredentials": changed})).answer(name))
+}
+
+/// Writes the credentials typed in the form; returns which were changed (by field name).
+async fn put_credentials(
+    lb: &Loadbalancer,
+    token: Option<&str>,
+    user: Option<&str>,
+    password: Option<&str>,
+) -> Result<Vec<&'static str>, AppError> {
+    let name = lb.name_any();
+    let mut changed = Vec::new();
+    if let Some(token) = token.filter(|t| !t.is_empty()) {
         put_secret(&lb.spec.ltm.token_secret_ref.name, &name, BTreeMap::from([("token".into(), token.into())])).await?;
+        changed.push("ltm.token");
     }
     let mut credentials = BTreeMap::new();
-    if let Some(user) = form.ve_user.as_deref().filter(|t| !t.is_empty()) {
-        credentials.insert("user".to_string(), user.to_string());
-    }
-    if let Some(password) = form.ve_password.as_deref().filter(|t| !t.is_empty()) {
-        credentials.insert("password".to_string(), password.to_string());
+    for (key, field, value) in [("user", "ve.user", user), ("password", "ve.password", password)] {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            credentials.insert(key.to_string(), v.to_string());
+            changed.push(field);
+        }
     }
     if !credentials.is_empty() {
         put_secret(&lb.spec.ve.credentials_secret_ref.name, &name, credentials).await?;
     }
-    tracing::info!(loadbalancer = %name, user = %by, "load balancer saved");
-    Ok(name)
+    Ok(changed)
 }
 
 /// Deletes a load balancer no ticket uses, unless it is marked never to be deleted.
 pub async fn delete(name: &str) -> Result<(), AppError> {
-    let by = ssr::admin().await?.username;
+    let caller = caller_for(Verb::Write, Target::Loadbalancers, WHAT).await?;
+    object_name("name", name).map_err(refused)?;
+    caller.write(|| delete_once(&caller, name)).await
+}
+
+async fn delete_once(caller: &Caller, name: &str) -> Result<Written<()>, AppError> {
     let (lbs, tickets) = all().await?;
-    let lb = lbs
-        .iter()
-        .find(|l| l.name_any() == name)
-        .ok_or_else(|| AppError::NotFound(format!("Load balancer {name} does not exist.")))?;
+    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(|| not_found(WHAT))?;
     let in_use = tickets_using(name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
     lb_deletable(in_use, lb.labels().contains_key(LABEL_DO_NOT_DELETE)).map_err(refused)?;
     let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
-    api.delete(name, &DeleteParams::default()).await.map_err(|e| kube_error("load balancer", e))?;
-    tracing::info!(loadbalancer = %name, user = %by, "load balancer deleted");
-    Ok(())
+    let params = DeleteParams {
+        preconditions: lb
+            .resource_version()
+            .map(|rv| kube::api::Preconditions { resource_version: Some(rv), uid: None }),
+        ..Default::default()
+    };
+    api.delete(name, &params).await.map_err(|e| kube_error("load balancer", e))?;
+    tracing::info!(loadbalancer = %name, user = %caller.user.username, "load balancer deleted");
+    Ok(Written::change("delete", "Loadbalancer", name, None).before(&lb.spec))
 }
 
 /// The member clusters and every project, for the form.
 pub async fn choices() -> Result<LbChoices, AppError> {
-    ssr::admin().await?;
+    caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
     let state = ssr::state()?;
     let projects: Vec<(String,)> = sqlx::query_as("SELECT name FROM projects ORDER BY name")
         .fetch_all(&state.db.pool)

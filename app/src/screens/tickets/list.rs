@@ -9,6 +9,7 @@ use crate::components::layout::{ProjectSwitches, UserResource};
 use crate::components::list::{ListHead, NoRows, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
+use crate::domain::access::{Target, Verb};
 
 /// `/tickets`
 #[component]
@@ -25,7 +26,7 @@ pub fn Tickets() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 let u = user.await.ok()?;
-                Some(if u.is_admin() {
+                Some(if u.may(Verb::Read, Target::AllProjects) {
                     view! {
                         <div class="toolbar">
                             <label for="project-filter">"Project"</label>

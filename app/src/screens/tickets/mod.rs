@@ -9,7 +9,6 @@ mod server;
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use server_fn::codec::Json;
 
 use crate::domain::crd::{Condition, DesiredState, HistoryEntry, LbType, Phase};
 use crate::domain::ipam::Side;
@@ -171,37 +170,37 @@ fn lbtype_label(lbtype: LbType) -> &'static str {
 }
 
 /// The address requests of the current project (an admin: of `project`, or all when empty).
-#[server(prefix = "/api", endpoint = "ticket/list", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn list_tickets(project: String) -> Result<Vec<TicketRow>, AppError> {
     crate::ssr::reply(server::list(&project).await)
 }
 
 /// One address request with its timeline.
-#[server(prefix = "/api", endpoint = "ticket/get", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/get", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn get_ticket(name: String) -> Result<TicketDetail, AppError> {
     crate::ssr::reply(server::detail(&name).await)
 }
 
 /// Namespaces and load balancers the current project may use.
-#[server(prefix = "/api", endpoint = "ticket/choices", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/choices", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn ticket_form_choices() -> Result<TicketChoices, AppError> {
     crate::ssr::reply(server::choices().await)
 }
 
 /// Whether an address can be requested (as the user types).
-#[server(prefix = "/api", endpoint = "ticket/check-address", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/check-address", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn check_address(loadbalancer: String, side: Side, address: String, ticket: String) -> Result<(), AppError> {
     crate::ssr::reply(server::check_address(&loadbalancer, side, &address, &ticket).await)
 }
 
 /// Requests an address (or edits a Created or Failed request).
-#[server(prefix = "/api", endpoint = "ticket/save", input = Json, output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/save", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn save_ticket(form: TicketForm) -> Result<String, AppError> {
     crate::ssr::reply(server::save(form).await)
 }
 
 /// Disables, enables or deletes a request.
-#[server(prefix = "/api", endpoint = "ticket/act", output = crate::codec::JsonText)]
+#[server(prefix = "/api", endpoint = "ticket/act", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn act_on_ticket(name: String, action: Action) -> Result<(), AppError> {
     crate::ssr::reply(server::act(&name, action).await)
 }

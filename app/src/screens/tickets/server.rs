@@ -1,6 +1,6 @@
-//! Screen 2's server side: the bodies of its server functions. Each reads the signed-in user,
-//! keeps to their projects (another project's request is "not found"), applies the grey-out
-//! rule, then writes to the management cluster.
+//! Screen 2's server side: the bodies of its server functions, each on the guarded path
+//! (`ssr::guard`): the caller may act only on their projects' requests (another project's is
+//! "not found", in the same words as a missing one), then the grey-out rule, then the write.
 
 use std::collections::BTreeMap;
 
@@ -9,16 +9,17 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
-use crate::auth::CurrentUser;
+use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
     DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbrule, Lbticket, LbticketSpec, Loadbalancer,
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
-    TicketUse, lb_offered_to, object_name, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable,
-    validate_ticket,
+    TicketUse, dns_label, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
+    ticket_enableable, validate_ticket,
 };
 use crate::error::AppError;
+use crate::ssr::guard::{Caller, Written, caller, not_found};
 use crate::ssr::{self, internal, kube_error, refused};
 
 fn row(t: &Lbticket) -> TicketRow {
@@ -40,16 +41,24 @@ fn row(t: &Lbticket) -> TicketRow {
     }
 }
 
-fn visible(user: &CurrentUser, t: &Lbticket) -> bool {
-    user.is_admin() || t.labels().get(LABEL_PROJECT).is_some_and(|p| user.projects.contains(p))
+/// What a request is to the authorization rule: an object of its project.
+fn target(t: &Lbticket) -> Target<'_> {
+    t.labels().get(LABEL_PROJECT).map_or(Target::Unowned, |p| Target::Project(p))
 }
 
-/// The ticket, if the user may see it (else "not found": its existence is not told).
-async fn fetch(user: &CurrentUser, name: &str) -> Result<Lbticket, AppError> {
+fn project_of(t: &Lbticket) -> Option<&str> {
+    t.labels().get(LABEL_PROJECT).map(String::as_str)
+}
+
+const WHAT: &str = "such address request";
+
+/// The request, if the caller may `verb` it (else "not found": its existence is not told).
+async fn fetch(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket, AppError> {
+    object_name("name", name).map_err(refused)?;
     let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
-    let missing = || AppError::NotFound(format!("There is no address request {name} in your projects."));
-    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(missing)?;
-    if visible(user, &t) { Ok(t) } else { Err(missing()) }
+    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(|| not_found(WHAT))?;
+    caller.may(verb, target(&t), WHAT)?;
+    Ok(t)
 }
 
 /// What uses `t`: its listeners, the Lbrules on them, its F5 Ingresses.
@@ -67,9 +76,16 @@ async fn usage(t: &Lbticket) -> Result<TicketUse, AppError> {
 /// The requests the user may see, newest first: their current project's (an admin's:
 /// `project`'s, or every project's when it is empty).
 pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
-    let user = ssr::user().await?;
+    let caller = caller().await?;
+    if !project.is_empty() {
+        dns_label("project", project).map_err(refused)?;
+    }
     let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
-    let wanted = if user.is_admin() { project.to_string() } else { user.project.clone().unwrap_or_default() };
+    let wanted = if caller.may(Verb::Read, Target::AllProjects, WHAT).is_ok() {
+        project.to_string()
+    } else {
+        caller.user.project.clone().unwrap_or_default()
+    };
     let params = if wanted.is_empty() {
         ListParams::default()
     } else {
@@ -81,7 +97,7 @@ pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
         .map_err(|e| kube_error("address requests", e))?
         .items
         .iter()
-        .filter(|t| visible(&user, t))
+        .filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok())
         .map(row)
         .collect();
     rows.sort_by(|a, b| b.created.cmp(&a.created).then(a.name.cmp(&b.name)));
@@ -90,7 +106,7 @@ pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
 
 /// One request the user may see, with its timeline.
 pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
-    let t = fetch(&ssr::user().await?, name).await?;
+    let t = fetch(&caller().await?, Verb::Read, name).await?;
     let status = t.status.clone().unwrap_or_default();
     Ok(TicketDetail {
         row: row(&t),
@@ -106,8 +122,8 @@ pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
 
 /// The namespaces of the user's current project, and the load balancers offered to it.
 pub async fn choices() -> Result<TicketChoices, AppError> {
-    let user = ssr::user().await?;
-    let project = user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    let caller = caller().await?;
+    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
     let scope =
         ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
     let lbs = Api::<Loadbalancer>::all(ssr::mgmt()?)
@@ -129,29 +145,36 @@ pub async fn choices() -> Result<TicketChoices, AppError> {
     Ok(TicketChoices { project, namespaces: scope.namespaces, loadbalancers })
 }
 
+/// The answer for a load balancer that does not exist or is not offered: the same words.
+fn no_loadbalancer() -> AppError {
+    AppError::invalid("loadbalancer", "There is no such load balancer offered to your project.")
+}
+
 async fn loadbalancer(name: &str) -> Result<Loadbalancer, AppError> {
+    object_name("loadbalancer", name).map_err(refused)?;
     Api::<Loadbalancer>::all(ssr::mgmt()?)
         .get_opt(name)
         .await
         .map_err(|e| kube_error("load balancer", e))?
-        .ok_or_else(|| AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
+        .ok_or_else(no_loadbalancer)
 }
 
-/// The load balancer, when the user's current project may request addresses on it (an
+/// The load balancer, when the caller's current project may request addresses on it (an
 /// admin: any). Else "not found", so a tenant learns nothing about other projects' ones.
-async fn offered(user: &CurrentUser, name: &str) -> Result<Loadbalancer, AppError> {
+async fn offered(caller: &Caller, name: &str) -> Result<Loadbalancer, AppError> {
     let lb = loadbalancer(name).await?;
-    if user.is_admin() {
+    if caller.may(Verb::Read, Target::Loadbalancers, "").is_ok() {
         return Ok(lb);
     }
-    let project = user.project.clone().unwrap_or_default();
+    caller.may(Verb::Read, Target::LoadbalancerChoices, "")?;
+    let project = caller.user.project.clone().unwrap_or_default();
     let scope =
         ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
     let in_cluster = scope.namespaces.iter().any(|(c, _)| *c == lb.spec.cluster);
     if in_cluster && lb_offered_to(&lb.spec, &lb.spec.cluster, &project).is_ok() {
         Ok(lb)
     } else {
-        Err(AppError::invalid("loadbalancer", format!("There is no load balancer {name}.")))
+        Err(no_loadbalancer())
     }
 }
 
@@ -168,25 +191,30 @@ fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), 
 
 /// Whether `address` can be requested on `side` of a load balancer offered to the user.
 pub async fn check_address(loadbalancer: &str, side: Side, address: &str, ticket: &str) -> Result<(), AppError> {
-    let lb = offered(&ssr::user().await?, loadbalancer).await?;
-    check(&lb, side, address, ticket)
+    let caller = caller().await?;
+    let lb = offered(&caller, loadbalancer).await?;
+    // NB: an address is "yours" only for a request the caller may see; else anyone could learn
+    // which request holds an address by naming it.
+    let own = !ticket.is_empty() && fetch(&caller, Verb::Read, ticket).await.is_ok();
+    check(&lb, side, address, if own { ticket } else { "" })
 }
 
 /// Requests an address, or edits a Created or Failed request (`form.generation` set); returns
 /// its name. A write that lost a race is tried again against the request as it now is.
 pub async fn save(form: TicketForm) -> Result<String, AppError> {
-    let user = ssr::user().await?;
-    ssr::retrying(|| save_once(&user, form.clone())).await
+    let caller = caller().await?;
+    caller.write(|| save_once(&caller, form.clone())).await
 }
 
-async fn save_once(user: &CurrentUser, form: TicketForm) -> Result<String, AppError> {
+async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>, AppError> {
     let name = form.name.trim().to_string();
     object_name("name", &name).map_err(refused)?;
+    let by = &caller.user.username;
     let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
     let opt = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
     if let Some(loaded) = form.generation {
         // Edit: only the addresses, only while Created or Failed.
-        let current = fetch(user, &name).await?;
+        let current = fetch(caller, Verb::Write, &name).await?;
         ssr::unchanged_since(loaded, &current.metadata)?;
         let phase = current.status.as_ref().map(|s| s.phase).unwrap_or_default();
         ticket_editable(phase).map_err(refused)?;
@@ -195,31 +223,40 @@ async fn save_once(user: &CurrentUser, form: TicketForm) -> Result<String, AppEr
             check(&lb, side, form.address(side), &name)?;
         }
         let patch = json!({
-            "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": user.username}},
+            "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": by}},
             "spec": {"veip": opt(&form.veip), "ltmip": opt(&form.ltmip)}
         });
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let after = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_error("address request", e))?;
-        return Ok(name);
+        return Ok(Written::change("update", "Lbticket", &name, project_of(&current))
+            .before(&current.spec)
+            .after(&after.spec)
+            .answer(name));
     }
-    let project = user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    caller.may(Verb::Write, Target::Project(&project), "such project")?;
     let scope =
         ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
     if !scope.namespaces.contains(&(form.cluster.clone(), form.namespace.clone())) {
         return Err(AppError::invalid(
             "namespace",
-            format!("{}/{} is not a namespace of project {project}.", form.cluster, form.namespace),
+            format!(
+                "{} is not a namespace of project {project}.",
+                shown(&format!("{}/{}", form.cluster, form.namespace))
+            ),
         ));
     }
     let lb = loadbalancer(&form.loadbalancer).await?;
-    lb_offered_to(&lb.spec, &form.cluster, &project).map_err(refused)?;
+    lb_offered_to(&lb.spec, &form.cluster, &project).map_err(|_| no_loadbalancer())?;
     for side in [Side::Ve, Side::Ltm] {
-        check(&lb, side, form.address(side), &name)?;
+        // A new request holds no address yet, whatever its name.
+        check(&lb, side, form.address(side), "")?;
     }
     let spec = LbticketSpec {
         // NB: the claimer is the signed-in user, never a form field.
-        claimer: user.username.clone(),
+        claimer: by.clone(),
         loadbalancer: form.loadbalancer.clone(),
         namespace: form.namespace.clone(),
         veip: opt(&form.veip),
@@ -230,43 +267,47 @@ async fn save_once(user: &CurrentUser, form: TicketForm) -> Result<String, AppEr
     validate_ticket(&name, &spec).map_err(refused)?;
     let mut ticket = Lbticket::new(&name, spec);
     ticket.metadata.labels = Some(BTreeMap::from([
-        (LABEL_PROJECT.into(), project),
+        (LABEL_PROJECT.into(), project.clone()),
         (LABEL_CLUSTER.into(), form.cluster.clone()),
         (LABEL_NAMESPACE.into(), form.namespace.clone()),
     ]));
-    ticket.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), user.username.clone())]));
+    ticket.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.clone())]));
     match api.create(&PostParams::default(), &ticket).await {
+        // NB: names are cluster-wide; the answer is the same whoever holds the name.
         Err(kube::Error::Api(s)) if s.code == 409 => {
-            Err(AppError::invalid("name", format!("An address request named {name} already exists.")))
+            Err(AppError::invalid("name", format!("The name {name} is not available; choose another.")))
         }
-        other => other.map(|_| name).map_err(|e| kube_error("address request", e)),
+        Err(e) => Err(kube_error("address request", e)),
+        Ok(created) => {
+            Ok(Written::change("create", "Lbticket", &name, Some(&project)).after(&created.spec).answer(name))
+        }
     }
 }
 
 /// Disables, enables or deletes a request, when its phase allows it. A write that lost a race
 /// is tried again against the request as it now is.
 pub async fn act(name: &str, action: Action) -> Result<(), AppError> {
-    let user = ssr::user().await?;
-    ssr::retrying(|| act_once(&user, name, action)).await
+    let caller = caller().await?;
+    caller.write(|| act_once(&caller, name, action)).await
 }
 
-async fn act_once(user: &CurrentUser, name: &str, action: Action) -> Result<(), AppError> {
-    let t = fetch(user, name).await?;
+async fn act_once(caller: &Caller, name: &str, action: Action) -> Result<Written<()>, AppError> {
+    let t = fetch(caller, Verb::Write, name).await?;
     let phase = t.status.as_ref().map(|s| s.phase).unwrap_or_default();
-    let (verdict, state) = match action {
-        Action::Disable => (ticket_disableable(phase, &usage(&t).await?), DesiredState::Disabled),
-        Action::Enable => (ticket_enableable(phase), DesiredState::Active),
-        Action::Delete => (ticket_deletable(phase), DesiredState::Deleted),
+    let (verdict, state, verb) = match action {
+        Action::Disable => (ticket_disableable(phase, &usage(&t).await?), DesiredState::Disabled, "disable"),
+        Action::Enable => (ticket_enableable(phase), DesiredState::Active, "enable"),
+        Action::Delete => (ticket_deletable(phase), DesiredState::Deleted, "delete"),
     };
     verdict.map_err(refused)?;
     let patch = json!({
-        "metadata": {"resourceVersion": t.resource_version(), "annotations": {"ebcpaas.io/changed-by": user.username}},
+        "metadata": {"resourceVersion": t.resource_version(), "annotations": {"ebcpaas.io/changed-by": caller.user.username}},
         "spec": {"state": state}
     });
-    Api::<Lbticket>::all(ssr::mgmt()?)
+    let after = Api::<Lbticket>::all(ssr::mgmt()?)
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|e| kube_error("address request", e))?;
-    tracing::info!(ticket = %name, user = %user.username, ?action, "ticket action");
-    Ok(())
+    tracing::info!(ticket = %name, user = %caller.user.username, ?action, "ticket action");
+    Ok(Written::change(verb, "Lbticket", name, project_of(&t)).before(&t.spec).after(&after.spec))
 }

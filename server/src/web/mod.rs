@@ -1,26 +1,35 @@
-//! The HTTP surface: pages, server functions, static files, health, and the guards around them.
+//! The HTTP surface: pages, server functions, static files, health, and the guards around them
+//! (security headers, the cross-site check, sessions).
 
-use axum::Router;
+mod csrf;
+mod headers;
+
+pub use csrf::SiteOrigin;
+pub use headers::content_security_policy;
+
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use http::{HeaderValue, Method, StatusCode, header};
+use axum::{Extension, Router};
+use http::{HeaderValue, StatusCode, header};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
 use app::error::AppError;
 use app::ssr::session_store::SqlSessionStore;
+use app::ssr::throttle::SignInThrottle;
 use app::ssr::{AppState, SESSION_USER};
 use app::{App, shell};
 
 /// How long a session lives without activity.
 pub const SESSION_IDLE: time::Duration = time::Duration::hours(8);
 
-/// The whole web application.
-pub fn router(state: AppState, secure_cookies: bool) -> Router {
+/// The whole web application. `secure_cookies` when users reach it over HTTPS; `site` is where
+/// its pages come from (the cross-site check).
+pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin) -> Router {
     let routes = generate_route_list(App);
     let sessions = SessionManagerLayer::new(SqlSessionStore::new(state.db.clone()))
         .with_name("lbdesk_session")
@@ -32,11 +41,14 @@ pub fn router(state: AppState, secure_cookies: bool) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .leptos_routes(&state, routes, move || shell(options.clone()))
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone()))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, shell))
         .layer(middleware::from_fn(require_session))
-        .layer(middleware::from_fn(same_origin_writes))
+        .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
+        .layer(Extension(SignInThrottle::default()))
+        // NB: outermost, so refusals, redirects and errors of the layers above get them too.
+        .layer(middleware::from_fn(headers::security_headers))
         .with_state(state)
 }
 
@@ -80,35 +92,17 @@ async fn require_session(session: Session, req: Request, next: Next) -> Response
 
 /// The body a server function's caller understands.
 fn unauthorized() -> Response {
-    let body = serde_json::to_string(&AppError::Unauthorized).unwrap_or_default();
+    error_response(StatusCode::UNAUTHORIZED, &AppError::Unauthorized)
+}
+
+/// A refusal as a server function answers it: the error as JSON.
+fn error_response(status: StatusCode, error: &AppError) -> Response {
+    let body = serde_json::to_string(error).unwrap_or_default();
     Response::builder()
-        .status(StatusCode::UNAUTHORIZED)
+        .status(status)
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body))
-        .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
-}
-
-/// CSRF guard: a state-changing request must come from a page of this site. Browsers mark
-/// cross-site requests with `Sec-Fetch-Site` and `Origin`; either disagreeing refuses it.
-async fn same_origin_writes(req: Request, next: Next) -> Response {
-    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
-        return next.run(req).await;
-    }
-    let headers = req.headers();
-    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    let cross_site = matches!(fetch_site, Some("cross-site" | "same-site"));
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let origin_mismatch =
-        headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).is_some_and(|origin| origin_host(origin) != host);
-    if cross_site || origin_mismatch {
-        tracing::warn!(path = %req.uri().path(), "refused a cross-site write");
-        return (StatusCode::FORBIDDEN, "cross-site request refused").into_response();
-    }
-    next.run(req).await
-}
-
-fn origin_host(origin: &str) -> Option<&str> {
-    origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'))
+        .unwrap_or_else(|_| status.into_response())
 }
 
 fn urlencode(s: &str) -> String {
@@ -123,13 +117,6 @@ fn urlencode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_origin_host_is_what_follows_the_scheme() {
-        assert_eq!(origin_host("http://127.0.0.1:3000"), Some("127.0.0.1:3000"));
-        assert_eq!(origin_host("https://lbdesk.bank/"), Some("lbdesk.bank"));
-        assert_eq!(origin_host("null"), None);
-    }
 
     #[test]
     fn the_next_path_is_percent_encoded() {
