@@ -24,34 +24,10 @@ const USERS: usize = 50;
 const PROJECTS: usize = 20;
 const KINDS: [&str; 3] = ["Loadbalancer", "Lbticket", "Lbrule"];
 const ACTIONS: [&str; 5] = ["create", "update", "update", "disable", "enable"];
-const ROUNDS: usize = 50;
 /// A year, in microseconds: the entries are spread over it, oldest first.
 const YEAR: i64 = 365 * 24 * 3600 * 1_000_000;
 /// Rows per INSERT while filling.
 const BATCH: usize = 100;
-
-/// p50, p95 and max of `ROUNDS` runs of `f`, after two warm-up runs; `f` returns the rows read.
-async fn measure<F, Fut>(what: &str, mut f: F) -> anyhow::Result<Duration>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<usize>>,
-{
-    let mut rows = 0;
-    for _ in 0..2 {
-        rows = f().await?;
-    }
-    let mut times = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        let started = Instant::now();
-        f().await?;
-        times.push(started.elapsed());
-    }
-    times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let (p50, p95, max) = (times[ROUNDS / 2], times[ROUNDS * 95 / 100], times[ROUNDS - 1]);
-    println!("  {what:<56} p50 {:>6.2} ms  p95 {:>6.2} ms  max {:>6.2} ms  ({rows} rows)", ms(p50), ms(p95), ms(max));
-    Ok(p50)
-}
 
 /// Project `n`: the demo's `project-a` and `project-b` (so the demo's alice sees hers through
 /// the server), then `project-02` to `project-19`.
@@ -139,14 +115,19 @@ async fn queries(db: &Db) -> anyhow::Result<Vec<Duration>> {
     };
     let none = Filter::default();
     Ok(vec![
-        measure("first page, unfiltered (admin)", page(&all, &none, None)).await?,
-        measure("first page, by user", page(&all, &by_user, None)).await?,
-        measure("first page, a tenant of 3 projects", page(&tenant, &none, None)).await?,
-        measure("first page, a tenant of 1 project", page(&one, &none, None)).await?,
-        measure("first page, by object name", page(&all, &by_name, None)).await?,
-        measure("first page, by kind and action", page(&all, &by_kind_action, None)).await?,
-        measure("a page 50,000 entries deep, unfiltered", page(&all, &none, Some(&deep))).await?,
-        measure("a page 50,000 entries deep, a tenant of 3 projects", page(&tenant, &none, Some(&deep))).await?,
+        common::measure("first page, unfiltered (admin)", "rows", page(&all, &none, None)).await?,
+        common::measure("first page, by user", "rows", page(&all, &by_user, None)).await?,
+        common::measure("first page, a tenant of 3 projects", "rows", page(&tenant, &none, None)).await?,
+        common::measure("first page, a tenant of 1 project", "rows", page(&one, &none, None)).await?,
+        common::measure("first page, by object name", "rows", page(&all, &by_name, None)).await?,
+        common::measure("first page, by kind and action", "rows", page(&all, &by_kind_action, None)).await?,
+        common::measure("a page 50,000 entries deep, unfiltered", "rows", page(&all, &none, Some(&deep))).await?,
+        common::measure(
+            "a page 50,000 entries deep, a tenant of 3 projects",
+            "rows",
+            page(&tenant, &none, Some(&deep)),
+        )
+        .await?,
     ])
 }
 
@@ -180,7 +161,7 @@ async fn through_the_server(dir: &std::path::Path) -> anyhow::Result<()> {
             .send()
             .await?;
         ensure!(res.status().is_success(), "{user} could not sign in: {}", res.status());
-        measure(&format!("POST /api/audit/list as {user}, first page"), || async {
+        common::measure(&format!("POST /api/audit/list as {user}, first page"), "rows", || async {
             let res = browser.post(format!("{url}/api/audit/list")).json(&json!({"query": {}})).send().await?;
             ensure!(res.status().is_success(), "{}", res.status());
             let page: app::screens::audit::AuditPage = res.json().await?;
@@ -195,7 +176,7 @@ async fn through_the_server(dir: &std::path::Path) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let now = app::ssr::audit::micros(time::OffsetDateTime::now_utc());
     let dir = tempfile::tempdir().context("no temporary directory")?;
-    println!("SQLite, {ENTRIES} entries, pages of {PAGE}, {ROUNDS} rounds each:");
+    println!("SQLite, {ENTRIES} entries, pages of {PAGE}, {} rounds each:", common::ROUNDS);
     let sqlite = Db::connect(&Db::sqlite_url(dir.path())).await?;
     fill(&sqlite, now).await?;
     let figures = queries(&sqlite).await?;

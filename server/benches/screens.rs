@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, LbticketStatus, Phase};
@@ -14,30 +14,6 @@ use serde_json::json;
 use server::serve::Server;
 
 const TICKETS: usize = 1_000;
-const ROUNDS: usize = 50;
-
-/// p50, p95 and max of `ROUNDS` runs of `f`, after two warm-up runs.
-async fn measure<F, Fut>(what: &str, mut f: F) -> anyhow::Result<Duration>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<usize>>,
-{
-    let mut bytes = 0;
-    for _ in 0..2 {
-        bytes = f().await?;
-    }
-    let mut times = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        let started = Instant::now();
-        f().await?;
-        times.push(started.elapsed());
-    }
-    times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let (p50, p95, max) = (times[ROUNDS / 2], times[ROUNDS * 95 / 100], times[ROUNDS - 1]);
-    println!("{what:<58} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({bytes} bytes)", ms(p50), ms(p95), ms(max));
-    Ok(p50)
-}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -92,14 +68,14 @@ async fn main() -> anyhow::Result<()> {
         .context("sign in")?;
     ensure!(res.status().is_success(), "alice could not sign in: {}", res.status());
 
-    println!("{TICKETS} address requests in project-a, {ROUNDS} rounds each:");
-    let page = measure("GET /tickets (whole server-side rendered page)", || async {
+    println!("{TICKETS} address requests in project-a, {} rounds each:", common::ROUNDS);
+    let page = common::measure("GET /tickets (whole server-side rendered page)", "bytes", || async {
         let html = browser.get(format!("{url}/tickets")).send().await?.text().await?;
         ensure!(html.contains("web-0999"), "the page does not list the requests");
         Ok(html.len())
     })
     .await?;
-    let function = measure("POST /api/ticket/list (the page's data as JSON)", || async {
+    let function = common::measure("POST /api/ticket/list (the page's data as JSON)", "bytes", || async {
         let body = browser
             .post(format!("{url}/api/ticket/list"))
             .json(&serde_json::json!({"project": ""}))
@@ -110,7 +86,7 @@ async fn main() -> anyhow::Result<()> {
         Ok(body.len())
     })
     .await?;
-    let list = measure("kube-rs list of the 1,000 Lbtickets (no session, no HTML)", || async {
+    let list = common::measure("kube-rs list of the 1,000 Lbtickets (no session, no HTML)", "bytes", || async {
         Ok(tickets.list(&ListParams::default()).await?.items.len())
     })
     .await?;

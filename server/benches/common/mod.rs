@@ -2,6 +2,7 @@
 //! clients of its Kubernetes API.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kube::Client;
@@ -41,4 +42,32 @@ pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> anyhow::Re
     let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
     let config = kube::Config::from_custom_kubeconfig(kc, &options).await.context("kubeconfig")?;
     Ok(Client::try_from(config)?)
+}
+
+/// Runs per measurement, after two warm-up runs.
+pub const ROUNDS: usize = 50;
+
+/// Prints p50, p95 and max of `ROUNDS` runs of `f` (which returns how many `unit`s it read) and
+/// returns the p50.
+#[allow(dead_code)] // NB: not every benchmark times its steps this way.
+pub async fn measure<F, Fut>(what: &str, unit: &str, mut f: F) -> anyhow::Result<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<usize>>,
+{
+    let mut read = 0;
+    for _ in 0..2 {
+        read = f().await?;
+    }
+    let mut times = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        f().await?;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let (p50, p95, max) = (times[ROUNDS / 2], times[ROUNDS * 95 / 100], times[ROUNDS - 1]);
+    println!("  {what:<56} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({read} {unit})", ms(p50), ms(p95), ms(max));
+    Ok(p50)
 }

@@ -1,20 +1,16 @@
 //! get, list, create, replace, patch and delete, with Kubernetes' semantics.
 
 use axum::response::Response;
-use base64::Engine;
 use serde_json::{Value, json};
 
 use super::admission::{Operation, admit};
+use super::prepare::{fold_string_data, prepare_new};
 use super::resources::Kind;
 use super::selector::{FieldSelector, LabelSelector};
+use super::shape::check_type;
 use super::status::ApiError;
 use super::store::{Change, Key, Row, parse_labels};
 use super::{Api, Call, Objects, object, respond, respond_json, table};
-
-/// A random UUID (version 4).
-fn uid() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
 
 fn key<'a>(call: &'a Call, resource: &'a str, namespace: &'a str, name: &'a str) -> Key<'a> {
     Key { cluster: &call.cluster, resource, namespace, name }
@@ -45,42 +41,6 @@ fn check_name(kind: &Kind, name: &str) -> Result<(), ApiError> {
     })
 }
 
-/// The body must be a JSON object of this endpoint's apiVersion and kind.
-fn check_type(kind: &Kind, body: &Value) -> Result<(), ApiError> {
-    if !body.is_object() {
-        return Err(ApiError::BadRequest("the request body must be a JSON object".into()));
-    }
-    let (api_version, k) = (body["apiVersion"].as_str().unwrap_or(""), body["kind"].as_str().unwrap_or(""));
-    if api_version != kind.api_version() || k != kind.kind {
-        return Err(ApiError::BadRequest(format!(
-            "the object is {api_version:?}/{k:?}; this endpoint takes {}/{}",
-            kind.api_version(),
-            kind.kind
-        )));
-    }
-    if !body["metadata"].is_null() && !body["metadata"].is_object() {
-        return Err(ApiError::BadRequest("metadata must be an object".into()));
-    }
-    super::shape::check_shape(kind, body)
-}
-
-/// Secrets: `stringData` is folded into `data`, base64-encoded, as the API server does.
-fn fold_string_data(kind: &Kind, obj: &mut Value) {
-    if kind.plural != "secrets" || !kind.group.is_empty() {
-        return;
-    }
-    let Some(map) = obj.as_object_mut() else { return };
-    if let Some(Value::Object(strings)) = map.remove("stringData") {
-        let data = map.entry("data").or_insert_with(|| json!({}));
-        if let Some(data) = data.as_object_mut() {
-            for (k, v) in strings {
-                let text = v.as_str().unwrap_or_default().to_string();
-                data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
-            }
-        }
-    }
-}
-
 /// The namespace of a namespaced request: the path's, which the body may repeat but not contradict.
 fn namespace_of(objects: &Objects, body: &Value) -> Result<String, ApiError> {
     if !objects.kind.namespaced {
@@ -92,34 +52,6 @@ fn namespace_of(objects: &Objects, body: &Value) -> Result<String, ApiError> {
             "the namespace of the object ({ns}) does not match the namespace of the request ({path_ns})"
         ))),
         _ => Ok(path_ns),
-    }
-}
-
-/// Makes a new object ready to store: server-owned metadata set, status dropped where it is a
-/// subresource. Also used to seed embedded mode.
-pub fn prepare_new(kind: &Kind, obj: &mut Value, namespace: &str, name: &str) {
-    fold_string_data(kind, obj);
-    if kind.status
-        && let Some(m) = obj.as_object_mut()
-    {
-        m.remove("status");
-    }
-    if let Some(meta) = object::metadata(obj) {
-        meta.insert("name".into(), json!(name));
-        meta.remove("generateName");
-        if kind.namespaced {
-            meta.insert("namespace".into(), json!(namespace));
-        } else {
-            meta.remove("namespace");
-        }
-        meta.insert("uid".into(), json!(uid()));
-        meta.insert("creationTimestamp".into(), json!(app::ssr::now()));
-        meta.insert("generation".into(), json!(1));
-        for server_owned in
-            ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
-        {
-            meta.remove(server_owned);
-        }
     }
 }
 
@@ -524,14 +456,5 @@ mod tests {
         let row = Row { namespace: "team-a".into(), name: "x.y".into(), labels: "{}".into(), body: "{}".into() };
         assert_eq!(decode_continue(&encode_continue(&row)).expect("valid"), ("team-a".into(), "x.y".into()));
         assert!(decode_continue("zz").is_err());
-    }
-
-    #[test]
-    fn secrets_fold_string_data() {
-        let kind = find("", "v1", "secrets", false).expect("kind");
-        let mut s = json!({"stringData": {"token": "abc"}});
-        fold_string_data(kind, &mut s);
-        assert_eq!(s["data"]["token"], "YWJj");
-        assert!(s.get("stringData").is_none());
     }
 }

@@ -7,6 +7,7 @@
 mod admission;
 mod handlers;
 pub mod object;
+mod prepare;
 pub mod resources;
 pub mod selector;
 mod shape;
@@ -27,7 +28,7 @@ use http::{HeaderMap, Method, header};
 use serde_json::Value;
 
 use crate::admission::Admission;
-pub use handlers::prepare_new;
+pub use prepare::prepare_new;
 use resources::Kind;
 use status::ApiError;
 use store::Store;

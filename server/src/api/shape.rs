@@ -15,8 +15,27 @@ use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
 use super::resources::Kind;
 use super::status::ApiError;
 
+/// The body must be a JSON object of this endpoint's apiVersion and kind, of that kind's shape.
+pub(super) fn check_type(kind: &Kind, body: &Value) -> Result<(), ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::BadRequest("the request body must be a JSON object".into()));
+    }
+    let (api_version, k) = (body["apiVersion"].as_str().unwrap_or(""), body["kind"].as_str().unwrap_or(""));
+    if api_version != kind.api_version() || k != kind.kind {
+        return Err(ApiError::BadRequest(format!(
+            "the object is {api_version:?}/{k:?}; this endpoint takes {}/{}",
+            kind.api_version(),
+            kind.kind
+        )));
+    }
+    if !body["metadata"].is_null() && !body["metadata"].is_object() {
+        return Err(ApiError::BadRequest("metadata must be an object".into()));
+    }
+    check_shape(kind, body)
+}
+
 /// Whether `body` has the shape of `kind` (its metadata, for kinds lbdesk has no type of).
-pub fn check_shape(kind: &Kind, body: &Value) -> Result<(), ApiError> {
+fn check_shape(kind: &Kind, body: &Value) -> Result<(), ApiError> {
     let at = |path: &str| if path == "." { String::new() } else { path.to_string() };
     let fits = |result: Result<(), serde_path_to_error::Error<serde_json::Error>>, prefix: &str| {
         result.map_err(|e| ApiError::Invalid {

@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use server::admission::NOT_YOURS;
 
-use crate::helpers::{Backend, Lbdesk, Options, TestDb, browser, spawn_lbdesk_with, start_on, until};
+use crate::helpers::{Backend, Lbdesk, Options, TestDb, browser, signed_in, spawn_lbdesk_with, start_on, until};
 use crate::on_both_databases;
 
 on_both_databases!(
@@ -76,18 +76,6 @@ fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (u16, String) 
     }
 }
 
-async fn sign_in(lbdesk: &Lbdesk, name: &str) -> reqwest::Client {
-    let client = browser();
-    let res = client
-        .post(format!("{}/api/login", lbdesk.url))
-        .form(&[("username", name), ("password", &format!("{name}-demo"))])
-        .send()
-        .await
-        .expect("request");
-    assert!(res.status().is_success(), "{name} signs in: {}", res.status());
-    client
-}
-
 async fn list(lbdesk: &Lbdesk, client: &reqwest::Client, query: Value) -> (StatusCode, String) {
     let res = client.post(format!("{}/api/audit/list", lbdesk.url)).json(&json!({ "query": query })).send().await;
     let res = res.expect("request");
@@ -128,7 +116,7 @@ async fn a_kubectl_write_with_the_admin_token_is_audited_as_admin_and_lbdesks_ow
     assert!(entries(&lbdesk.db, own).await.is_empty());
     assert!(entries(&lbdesk.db, named(server::demo::loadbalancer::NAME)).await.is_empty());
     // …and a page's write is audited once, by the page, as the signed-in user.
-    let alice = sign_in(&lbdesk, "alice").await;
+    let alice = signed_in(&lbdesk, "alice").await;
     let form = TicketForm {
         name: "from-the-page".into(),
         cluster: "acp-region01".into(),
@@ -228,7 +216,7 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
     }
 
     // alice: her project's 56 entries in two pages, nothing else, whatever she asks for.
-    let alice = sign_in(&lbdesk, "alice").await;
+    let alice = signed_in(&lbdesk, "alice").await;
     let first = page(&lbdesk, &alice, json!({})).await;
     assert_eq!(first.rows.len(), 50);
     let cursor = first.next.clone().expect("a second page");
@@ -251,7 +239,7 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
     );
 
     // The admin: everything, the entry of no project included.
-    let admin = sign_in(&lbdesk, "admin").await;
+    let admin = signed_in(&lbdesk, "admin").await;
     assert_eq!(page(&lbdesk, &admin, json!({"object": "b-one"})).await.rows.len(), 1);
     assert_eq!(page(&lbdesk, &admin, json!({"object": "lb-of-no-project"})).await.rows[0].project, "");
 

@@ -7,12 +7,11 @@
 use std::collections::BTreeSet;
 
 use app::error::AppError;
-use app::screens::loadbalancers::LbForm;
 use app::screens::tickets::TicketForm;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, browser, lb_form, spawn_lbdesk};
 
 /// Who may call a server function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,23 +64,6 @@ fn ticket_form(name: &str) -> TicketForm {
     }
 }
 
-fn lb_form() -> LbForm {
-    LbForm {
-        name: "demo".into(),
-        ltm_url: "http://100.1.1.1/api".into(),
-        ltm_token: Some("ltm-token-s3cret".into()),
-        ltm_cidr: "10.0.0.0/24".into(),
-        ve_addr: "200.1.1.1".into(),
-        ve_user: Some("ve-admin-user".into()),
-        ve_password: Some("ve-passw0rd-s3cret".into()),
-        ve_cidr: "20.1.0.0/16".into(),
-        cluster: "acp-region01".into(),
-        nsselector: vec![("zone".into(), "f5".into())],
-        cis_namespace: "kube-system".into(),
-        ..Default::default()
-    }
-}
-
 pub(crate) const TABLE: &[Case] = &[
     Case {
         path: "/api/login",
@@ -116,7 +98,7 @@ pub(crate) const TABLE: &[Case] = &[
     Case {
         path: "/api/lb/save",
         access: Access::Admin,
-        args: || json!({"form": lb_form()}),
+        args: || json!({"form": lb_form("demo")}),
         fields: &[
             ("form", Ty::Struct, "form"),
             ("form.name", Ty::Bounded, "metadata.name"),
@@ -242,7 +224,8 @@ fn error_of(body: &str) -> AppError {
 async fn with_bobs_secret(backend: Backend) -> Lbdesk {
     let lbdesk = spawn_lbdesk(backend).await;
     let admin = Client::new(&lbdesk, Some("admin")).await;
-    let (status, body) = answer(admin.post(case("/api/lb/save"), &json!({"form": lb_form()}), &lbdesk.url).await).await;
+    let (status, body) =
+        answer(admin.post(case("/api/lb/save"), &json!({"form": lb_form("demo")}), &lbdesk.url).await).await;
     assert!(status.is_success(), "{status}: {body}");
     let bob = Client::new(&lbdesk, Some("bob")).await;
     let (status, body) =

@@ -263,3 +263,36 @@ where
     }
     panic!("timed out waiting for {what}");
 }
+
+/// The load balancer `name` as an admin fills its form: on acp-region01, offered to every
+/// project, with credentials (the tests that watch for them set their own).
+pub fn lb_form(name: &str) -> app::screens::loadbalancers::LbForm {
+    app::screens::loadbalancers::LbForm {
+        name: name.into(),
+        ltm_url: "http://100.1.1.1/api".into(),
+        ltm_token: Some("ltm-token-s3cret".into()),
+        ltm_cidr: "10.0.0.0/24".into(),
+        ve_addr: "200.1.1.1".into(),
+        ve_user: Some("ve-admin-user".into()),
+        ve_password: Some("ve-passw0rd-s3cret".into()),
+        ve_cidr: "20.1.0.0/16".into(),
+        cluster: "acp-region01".into(),
+        nsselector: vec![("zone".into(), "f5".into())],
+        cis_namespace: "kube-system".into(),
+        ..Default::default()
+    }
+}
+
+/// A browser session of demo user `name` (password `<name>-demo`), signed in.
+pub async fn signed_in(lbdesk: &Lbdesk, name: &str) -> reqwest::Client {
+    let client = browser();
+    let res = client
+        .post(format!("{}/api/login", lbdesk.url))
+        .header("origin", &lbdesk.url)
+        .form(&[("username", name), ("password", &format!("{name}-demo"))])
+        .send()
+        .await
+        .expect("request");
+    assert!(res.status().is_success() || res.status().is_redirection(), "{name} signs in: {}", res.status());
+    client
+}

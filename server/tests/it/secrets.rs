@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sqlx::{Column, Row};
 
 use crate::boundary;
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk, until};
+use crate::helpers::{self, Backend, Lbdesk, spawn_lbdesk, until};
 use crate::log_capture::Capture;
 
 /// The load balancer's name: the one the boundary table's arguments name.
@@ -90,15 +90,7 @@ struct User {
 
 impl User {
     async fn sign_in(lbdesk: &Lbdesk, name: &'static str) -> User {
-        let http = browser();
-        let res = http
-            .post(format!("{}/api/login", lbdesk.url))
-            .header("origin", &lbdesk.url)
-            .form(&[("username", name), ("password", &format!("{name}-demo"))])
-            .send()
-            .await
-            .expect("request");
-        assert!(res.status().is_success() || res.status().is_redirection(), "{name} signs in: {}", res.status());
+        let http = helpers::signed_in(lbdesk, name).await;
         User { http, url: lbdesk.url.clone(), name, answers: Default::default() }
     }
 
@@ -141,19 +133,11 @@ impl User {
 
 fn lb_form(credentials: &Credentials) -> LbForm {
     LbForm {
-        name: LB.into(),
-        ltm_url: "http://100.1.1.1/api".into(),
         ltm_token: Some(credentials.token.clone()),
-        ltm_cidr: "10.0.0.0/24".into(),
-        ve_addr: "200.1.1.1".into(),
         ve_user: Some(credentials.user.clone()),
         ve_password: Some(credentials.password.clone()),
-        ve_cidr: "20.1.0.0/16".into(),
-        cluster: "acp-region01".into(),
-        nsselector: vec![("zone".into(), "f5".into())],
         partition: PARTITION.into(),
-        cis_namespace: "kube-system".into(),
-        ..Default::default()
+        ..helpers::lb_form(LB)
     }
 }
 

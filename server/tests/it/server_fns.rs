@@ -12,7 +12,7 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk, until};
+use crate::helpers::{Backend, Lbdesk, lb_form, signed_in, spawn_lbdesk, until};
 use crate::on_both_databases;
 
 on_both_databases!(
@@ -32,14 +32,7 @@ struct User {
 
 impl User {
     async fn sign_in(lbdesk: &Lbdesk, name: &str) -> User {
-        let client = browser();
-        let res = client
-            .post(format!("{}/api/login", lbdesk.url))
-            .form(&[("username", name), ("password", &format!("{name}-demo"))])
-            .send()
-            .await
-            .expect("request");
-        assert!(res.status().is_success(), "{name} signs in: {}", res.status());
+        let client = signed_in(lbdesk, name).await;
         User { client, url: lbdesk.url.clone() }
     }
 
@@ -66,23 +59,6 @@ async fn ok<T: DeserializeOwned>(res: reqwest::Response) -> T {
 async fn refused(res: reqwest::Response, status: StatusCode) -> AppError {
     assert_eq!(res.status(), status);
     res.json().await.expect("a typed error")
-}
-
-fn lb_form(name: &str) -> LbForm {
-    LbForm {
-        name: name.into(),
-        ltm_url: "http://100.1.1.1/api".into(),
-        ltm_token: Some("ltm-token-s3cret".into()),
-        ltm_cidr: "10.0.0.0/24".into(),
-        ve_addr: "200.1.1.1".into(),
-        ve_user: Some("ve-admin-user".into()),
-        ve_password: Some("ve-passw0rd-s3cret".into()),
-        ve_cidr: "20.1.0.0/16".into(),
-        cluster: "acp-region01".into(),
-        nsselector: vec![("zone".into(), "f5".into())],
-        cis_namespace: "kube-system".into(),
-        ..Default::default()
-    }
 }
 
 fn ticket_form(name: &str, namespace: &str, veip: &str) -> TicketForm {

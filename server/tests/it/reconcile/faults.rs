@@ -1,0 +1,130 @@
+//! The reconciler when things go wrong: a crash after any write step, driver faults and a
+//! refused connection. Each ends where a run without the fault does, and says why meanwhile.
+
+use super::*;
+
+async fn end_state(
+    w: &World,
+    lbdesk: &Lbdesk,
+) -> (
+    Option<Phase>,
+    Vec<(String, String, String, BondState)>,
+    Option<serde_json::Value>,
+    BTreeMap<String, String>,
+    Option<String>,
+    usize,
+) {
+    let labels =
+        service_labels(&w.member, "web-v1").await.into_iter().filter(|(k, _)| k.starts_with("cis.f5.com")).collect();
+    let requests: BTreeSet<String> = lbdesk
+        .simulator
+        .calls()
+        .into_iter()
+        .filter(|c| c.hook == Hook::RequestNetworkPolicy)
+        .map(|c| c.record_id)
+        .collect();
+    (
+        phase(&w.tickets, "web").await,
+        pairs(&w.lbs).await,
+        deployed(&w.member).await,
+        labels,
+        namespace_labels(&w.member).await.get("zone").cloned(),
+        requests.len(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
+    let mut reference = None;
+    for step in [
+        None,
+        Some(Step::Allocation),
+        Some(Step::StatusWrite),
+        Some(Step::DriverRequest),
+        Some(Step::ConfigMapWrite),
+        Some(Step::LabelWrite),
+    ] {
+        let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+        let w = world(&lbdesk).await;
+        w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+        w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+        let crash = step.map(|step| Arc::new(Crash::after(step)));
+        let first = start_reconciler(&lbdesk, lbdesk.driver.clone(), crash.clone());
+        if let (Some(step), Some(crash)) = (step, crash) {
+            eprintln!("crash after {step:?}");
+            until(&format!("the crash after {step:?}"), 20, || async { crash.reached() }).await;
+            first.abort();
+            let second = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
+            wait_phase(&w.tickets, "web", Phase::Enabled).await;
+            until("labels", 10, || async {
+                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            })
+            .await;
+            let state = end_state(&w, &lbdesk).await;
+            second.abort();
+            assert_eq!(Some(&state), reference.as_ref(), "after a crash at {step:?}");
+        } else {
+            wait_phase(&w.tickets, "web", Phase::Enabled).await;
+            until("labels", 10, || async {
+                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            })
+            .await;
+            let state = end_state(&w, &lbdesk).await;
+            assert_eq!(state.5, 1, "one policy request, retried only with its recordID");
+            assert!(state.2.is_some());
+            reference = Some(state);
+            first.abort();
+        }
+    }
+}
+
+/// Versions of the management and member clusters (any write bumps one).
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { driver_timeout: 1, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    let message =
+        || async { w.tickets.get("web").await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
+    for (fault, shown) in
+        [(Fault::Unavailable, "HTTP 503"), (Fault::Garbage, "not the contract"), (Fault::Hang, "did not answer")]
+    {
+        lbdesk.simulator.set_behaviour(Behaviour { fault: Some(fault), ..Default::default() });
+        if w.tickets.get_opt("web").await.expect("get").is_none() {
+            w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
+        }
+        until(&format!("{shown:?} on the ticket"), 30, || async { message().await.contains(shown) }).await;
+        assert_ne!(phase(&w.tickets, "web").await, Some(Phase::Enabled));
+    }
+    lbdesk.simulator.set_behaviour(Behaviour::default());
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    assert!(message().await.is_empty(), "the error is cleared once the driver behaves");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_shows_on_the_ticket_and_heals() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("port");
+    let nowhere = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let driver = server::driver::DriverClient::new(&nowhere, server::driver::Timeouts::uniform(1)).expect("client");
+    let broken = start_reconciler(&lbdesk, driver, None);
+    // NB: with its cause, not only "error sending request".
+    until("the refused connection on the ticket", 20, || async {
+        w.tickets
+            .get("web")
+            .await
+            .ok()
+            .and_then(|t| t.status)
+            .is_some_and(|s| s.message.contains("could not be reached") && s.message.contains("Connection refused"))
+    })
+    .await;
+    broken.abort();
+    let healthy = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    healthy.abort();
+}
