@@ -53,6 +53,14 @@ pub fn serve(
     })
 }
 
+/// Reads and drops what a refused request still sends (a bounded amount, briefly). hyper closes
+/// a connection whose request body was left unread, and a client that has already put it back
+/// in its pool then loses the next request it sends on it.
+pub async fn drain(body: axum::body::Body) {
+    const DRAINED: usize = 64 * 1024;
+    let _ = tokio::time::timeout(Duration::from_secs(2), axum::body::to_bytes(body, DRAINED)).await;
+}
+
 /// The web UI's TLS configuration from `--tls-cert` and `--tls-key` (both or neither); an error
 /// names the flag at fault.
 pub fn web_tls(args: &HttpArgs) -> anyhow::Result<Option<RustlsConfig>> {

@@ -172,12 +172,24 @@ impl Call {
 }
 
 async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Response, ApiError> {
-    let user = authenticate(api, req.headers()).await?;
+    let user = match authenticate(api, req.headers()).await {
+        Ok(user) => user,
+        Err(refused) => {
+            crate::net::drain(req.into_body()).await;
+            return Err(refused);
+        }
+    };
+    // NB: read before any other refusal, for the same reason.
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::TooLarge(format!("the request body is larger than {MAX_BODY} bytes")))?
+        .to_vec();
     if !api.store.has_cluster(cluster).await? {
         return Err(ApiError::NotFound { kind: "cluster".into(), name: cluster.into() });
     }
     let is_mgmt = cluster == api.mgmt;
-    let method = req.method().clone();
+    let method = parts.method.clone();
     let target = parse_target(rest, is_mgmt)?;
     let json = |v: Value| -> Result<Response, ApiError> { Ok(axum::Json(v).into_response()) };
     let objects = match target {
@@ -203,14 +215,10 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
         }
         Target::Objects(o) => o,
     };
-    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let accept = parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let query: HashMap<String, String> =
-        Query::<HashMap<String, String>>::try_from_uri(req.uri()).map(|q| q.0).unwrap_or_default();
-    let body = axum::body::to_bytes(req.into_body(), MAX_BODY)
-        .await
-        .map_err(|_| ApiError::TooLarge(format!("the request body is larger than {MAX_BODY} bytes")))?
-        .to_vec();
+        Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
     let call =
         Call { cluster: cluster.to_string(), user, query, table: accept.contains("as=Table"), content_type, body };
     let watching = matches!(call.param("watch"), Some("true" | "1"));

@@ -126,7 +126,7 @@ pub async fn same_origin_writes(State(site): State<SiteOrigin>, req: Request, ne
         fetch_site = %app::auth::loggable(fetch_site.unwrap_or("-")),
         "refused a write that did not come from this site (behind a proxy, set --public-url to the address users type)"
     );
-    super::error_response(StatusCode::FORBIDDEN, &app::error::AppError::Forbidden(message.into()))
+    super::refuse(req, StatusCode::FORBIDDEN, &app::error::AppError::Forbidden(message.into())).await
 }
 
 #[cfg(test)]

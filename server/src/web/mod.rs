@@ -77,7 +77,7 @@ async fn require_session(session: Session, req: Request, next: Next) -> Response
     }
     if !signed_in && !is_public(&path) {
         if path.starts_with("/api/") {
-            return unauthorized();
+            return refuse(req, StatusCode::UNAUTHORIZED, &AppError::Unauthorized).await;
         }
         let next = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let target = if next == "/" { "/login".to_string() } else { format!("/login?next={}", urlencode(next)) };
@@ -90,9 +90,10 @@ async fn require_session(session: Session, req: Request, next: Next) -> Response
     res
 }
 
-/// The body a server function's caller understands.
-fn unauthorized() -> Response {
-    error_response(StatusCode::UNAUTHORIZED, &AppError::Unauthorized)
+/// Refuses `req` as a server function answers: the error as JSON, once its body is drained.
+async fn refuse(req: Request, status: StatusCode, error: &AppError) -> Response {
+    crate::net::drain(req.into_body()).await;
+    error_response(status, error)
 }
 
 /// A refusal as a server function answers it: the error as JSON.

@@ -131,3 +131,47 @@ async fn with_a_public_url_only_its_origin_may_write() {
     assert_refused(sign_in(&browser(), &lbdesk, "https://lbdesk.bank.example.evil.example").await, "a longer name")
         .await;
 }
+
+/// A refused write leaves its connection usable: a client that keeps connections alive (every
+/// HTTP client does) must not lose the request it sends next on the same one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_keeps_its_connection_for_the_next() {
+    use std::io::{Read, Write};
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let host = lbdesk.url.trim_start_matches("http://").to_string();
+    let body = "name=web-a&action=Delete";
+    // Anonymous (401) and cross-site (403): both answered before any server function runs.
+    for (origin, refused) in [(lbdesk.url.as_str(), "401"), ("https://evil.example", "403")] {
+        let answers = tokio::task::spawn_blocking({
+            let (host, origin) = (host.clone(), origin.to_string());
+            move || {
+                let mut tcp = std::net::TcpStream::connect(&host).expect("connect");
+                tcp.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+                let head = format!(
+                    "POST /api/logout HTTP/1.1\r\nhost: {host}\r\norigin: {origin}\r\n\
+                     content-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                tcp.write_all(head.as_bytes()).expect("head");
+                // The body arrives after the head, as it does over a slow or busy network.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                tcp.write_all(body.as_bytes()).expect("body");
+                tcp.write_all(format!("GET /healthz HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes()).expect("next");
+                let mut answers = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = tcp.read(&mut buf) {
+                    answers.extend_from_slice(&buf[..n]);
+                    if answers.ends_with(b"ok") {
+                        break;
+                    }
+                }
+                String::from_utf8_lossy(&answers).into_owned()
+            }
+        })
+        .await
+        .expect("the exchange");
+        assert!(answers.starts_with(&format!("HTTP/1.1 {refused}")), "{answers}");
+        assert_eq!(answers.matches("HTTP/1.1 ").count(), 2, "both requests are answered: {answers}");
+        assert!(answers.ends_with("ok"), "{answers}");
+    }
+}

@@ -257,9 +257,9 @@ impl World {
         } else {
             req = req.header("origin", &self.lbdesk.url);
         }
-        let res = req.send().await.map_err(|e| format!("no answer: {e}"))?;
+        let res = req.send().await.map_err(|e| format!("no answer: {}", chain(&e)))?;
         let status = res.status();
-        let bytes = res.bytes().await.map_err(|e| format!("answer cut: {e}"))?;
+        let bytes = res.bytes().await.map_err(|e| format!("answer cut: {}", chain(&e)))?;
         Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
     }
 
@@ -695,4 +695,15 @@ fn hostile_payloads_break_nothing() {
     }
     eprintln!("hostile input: {:.1} s", started.elapsed().as_secs_f64());
     assert!(failures.is_empty(), "hostile input broke something:\n\n{}", failures.join("\n\n"));
+}
+
+/// An error with its causes (reqwest's own message names none of them).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }
