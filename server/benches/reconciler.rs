@@ -179,7 +179,10 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // First pass: finalizers, ConfigMaps and labels get written.
-    let config = Config { ensure_every: Duration::from_secs(3600) };
+    let config = Config {
+        ensure_every: Duration::from_secs(3600),
+        ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
+    };
     let started = Instant::now();
     let first = Arc::new(Context::new(clusters.clone(), driver.clone(), config.clone()));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -132,6 +132,11 @@ pub struct ServeArgs {
     /// Seconds between full reconciles that repair drift (generated objects edited by hand).
     #[arg(long, env = "LBDESK_ENSURE_INTERVAL", default_value_t = 300)]
     pub ensure_interval: u64,
+    /// The ingress class the member clusters' CIS watches (its `--ingress-class`): lbdesk's
+    /// Ingresses carry it, and the F5 Ingress pages show it.
+    #[arg(long, env = "LBDESK_INGRESS_CLASS", default_value = app::domain::cis_ingress::DEFAULT_CLASS,
+        value_parser = ingress_class)]
+    pub ingress_class: String,
     /// Serve without the reconciler (another process runs it).
     #[arg(long, env = "LBDESK_NO_RECONCILER")]
     pub no_reconciler: bool,
@@ -144,6 +149,11 @@ pub struct ServeArgs {
     pub own_user: String,
     #[command(flatten)]
     pub http: HttpArgs,
+}
+
+/// An ingress class is the name of an IngressClass: a DNS subdomain.
+fn ingress_class(value: &str) -> Result<String, String> {
+    app::domain::policy::object_name("--ingress-class", value).map(|_| value.to_string()).map_err(|r| r.reason)
 }
 
 /// How lbdesk's HTTP listeners treat connections: TLS for the web UI, and how long an idle or
@@ -174,7 +184,7 @@ mod tests {
 
     use clap::Parser;
 
-    use super::{HttpArgs, StoreArgs};
+    use super::{HttpArgs, ServeArgs, StoreArgs};
 
     fn mode(path: &std::path::Path) -> u32 {
         std::fs::metadata(path).expect("exists").permissions().mode() & 0o777
@@ -194,6 +204,26 @@ mod tests {
         let both = Flags::try_parse_from(["lbdesk", "--tls-cert", "c.pem", "--tls-key", "k.pem"]).expect("both");
         assert_eq!(both.http.idle_timeout, 30);
         assert!(Flags::try_parse_from(["lbdesk", "--idle-timeout", "0"]).is_err(), "at least a second");
+    }
+
+    #[test]
+    fn the_ingress_class_is_cis_s_default_unless_named_and_must_be_a_name() {
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let class = |args: &[&str]| {
+            Flags::try_parse_from([&["lbdesk"], args].concat())
+                .map(|f| f.serve.ingress_class)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(class(&[]).as_deref(), Ok(app::domain::cis_ingress::DEFAULT_CLASS));
+        assert_eq!(class(&["--ingress-class", "bigip.example.com"]).as_deref(), Ok("bigip.example.com"));
+        for bad in ["", "F5", "f5 cis"] {
+            let refused = class(&["--ingress-class", bad]).err();
+            assert!(refused.as_deref().is_some_and(|e| e.contains("--ingress-class")), "{bad:?}: {refused:?}");
+        }
     }
 
     #[test]

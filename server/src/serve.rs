@@ -170,10 +170,18 @@ impl Server {
         };
         let driver = DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
         let reconciler = (!args.no_reconciler).then(|| {
-            let config = reconciler::Config { ensure_every: Duration::from_secs(args.ensure_interval.max(1)) };
+            let config = reconciler::Config {
+                ensure_every: Duration::from_secs(args.ensure_interval.max(1)),
+                ingress_class: args.ingress_class.clone(),
+            };
             Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config))
         });
-        let state = AppState { leptos_options, db: db.clone(), clusters: clusters.clone() };
+        let state = AppState {
+            leptos_options,
+            db: db.clone(),
+            clusters: clusters.clone(),
+            ingress_class: args.ingress_class.clone(),
+        };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
         let router = crate::web::router(state, secure_cookies, site);

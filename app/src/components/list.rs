@@ -4,6 +4,9 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use super::layout::{ProjectSwitches, UserResource};
+use crate::domain::access::{Target, Verb};
+
 /// The head of a list page: its heading, the link to create one more, and the search box.
 #[component]
 pub fn ListHead(
@@ -78,4 +81,37 @@ where
         return view! { <p class="muted">{none}</p> }.into_any();
     }
     table(headers, rows, row)
+}
+
+/// What a list of the user's projects shows: for an admin, a project picker writing `project`
+/// (empty: every project); for a tenant, their current project.
+#[component]
+pub fn ProjectFilter(project: RwSignal<String>) -> impl IntoView {
+    let user = expect_context::<UserResource>();
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let u = user.await.ok()?;
+                Some(if u.may(Verb::Read, Target::AllProjects) {
+                    view! {
+                        <div class="toolbar">
+                            <label for="project-filter">"Project"</label>
+                            <select id="project-filter" on:change=move |ev| project.set(event_target_value(&ev))>
+                                <option value="">"All projects"</option>
+                                {u.projects.iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
+                            </select>
+                        </div>
+                    }.into_any()
+                } else {
+                    view! { <p class="muted" data-testid="project">{format!("Project: {}", u.project.unwrap_or_else(|| "(none)".into()))}</p> }.into_any()
+                })
+            })}
+        </Suspense>
+    }
+}
+
+/// What a list of `project` reloads on: the project, and every switch of the user's project.
+pub fn project_key(project: RwSignal<String>) -> impl Fn() -> (String, usize) + Copy + Send + Sync + 'static {
+    let switches = expect_context::<ProjectSwitches>().0;
+    move || (project.get(), switches.get())
 }

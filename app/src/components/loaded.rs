@@ -7,6 +7,29 @@ use serde::de::DeserializeOwned;
 use crate::components::notice::NotAllowed;
 use crate::error::AppError;
 
+/// How often a page asks for news while what it shows moves; when settled, every
+/// `POLL_SETTLED_EVERY` beats.
+const POLL_MOVING: std::time::Duration = std::time::Duration::from_millis(250);
+const POLL_SETTLED_EVERY: u32 = 8;
+
+/// Makes `tick` (a counter a page's resource reloads on) beat every 250 ms while `moving` says
+/// what the page shows is still changing (or loading), every 2 s once settled. In the browser
+/// only.
+pub fn poll(tick: RwSignal<u32>, moving: Memo<bool>) {
+    Effect::new(move |_| {
+        let count = std::cell::Cell::new(0u32);
+        let beat = move || {
+            count.set(count.get().wrapping_add(1));
+            if moving.get_untracked() || count.get().is_multiple_of(POLL_SETTLED_EVERY) {
+                tick.update(|t| *t = t.wrapping_add(1));
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(beat, POLL_MOVING) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+}
+
 /// Shows `show` of the resource's value once it is loaded (the last one stays on screen while it
 /// reloads), or what failed: the "not allowed" page for a refusal of the role, else the message.
 #[component]

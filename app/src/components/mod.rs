@@ -1,5 +1,6 @@
 //! Building blocks shared by every screen.
 
+pub mod address;
 pub mod controls;
 pub mod form;
 pub mod layout;
@@ -7,4 +8,5 @@ pub mod lazy;
 pub mod list;
 pub mod loaded;
 pub mod notice;
+pub mod preview;
 pub mod time;

@@ -199,9 +199,10 @@ pub enum DesiredState {
 }
 
 /// Listener protocol; it picks the AS3 Service class, the monitor and the iRule event.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
+    #[default]
     Http,
     Https,
     Tcp,

@@ -1,10 +1,12 @@
 //! Server-only plumbing of the server functions: state, session, the signed-in user.
 
 pub mod accounts;
+pub mod address;
 pub mod audit;
 pub mod clusters;
 pub mod db;
 pub mod guard;
+pub mod preview;
 pub mod session_store;
 mod state;
 pub mod throttle;

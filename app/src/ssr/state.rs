@@ -11,4 +11,7 @@ pub struct AppState {
     pub db: Db,
     /// The management and member clusters.
     pub clusters: Clusters,
+    /// The ingress class lbdesk's Ingresses carry (`--ingress-class`), shown on the pages.
+    #[from_ref(skip)]
+    pub ingress_class: String,
 }

@@ -29,6 +29,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         driver_sim_config: Some(sim),
         driver_timeout: 10,
         ensure_interval: 3600,
+        ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: true,
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),

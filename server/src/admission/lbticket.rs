@@ -1,9 +1,10 @@
 //! Admission of Lbtickets: valid fields on every write; a new ticket only on a load balancer
-//! offered to its project and cluster; an update only as its phase and what uses it allow; a
-//! delete only once Disabled (or Failed), or of the record a Deleted ticket leaves.
+//! offered to its project and cluster; an update only as its phase and what uses it allow;
+//! listeners and F5 Ingresses only on Services no one else in the namespace uses; a delete only
+//! once Disabled (or Failed), or of the record a Deleted ticket leaves.
 
 use app::domain::crd::{LABEL_CLUSTER, LABEL_PROJECT, Lbrule, Lbticket, Loadbalancer, Phase};
-use app::domain::policy::{TicketUse, lb_offered_to, ticket_deletable, ticket_update, validate_ticket};
+use app::domain::policy::{TicketUse, Usage, lb_offered_to, ticket_deletable, ticket_update, validate_ticket};
 
 use super::{Admission, Denial, Review};
 
@@ -17,6 +18,9 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
         (Some(t), None) => {
             validate_ticket(name, &t.spec).map_err(Denial::invalid_field)?;
             let lbs: Vec<Loadbalancer> = admission.list().await?;
+            if !t.spec.listeners.is_empty() || !t.spec.ingresses.is_empty() {
+                services_free(admission, t, &lbs, &admission.list().await?).await?;
+            }
             let lb = lbs.iter().find(|l| l.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str()));
             // NB: a load balancer applied after the ticket is fine; the reconciler waits.
             let Some(lb) = lb else { return Ok(()) };
@@ -33,10 +37,27 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
                 return Ok(());
             }
             let rules: Vec<Lbrule> = admission.list().await?;
-            ticket_update(&o.spec, &t.spec, phase(o), &TicketUse::of(t, &rules)).map_err(Denial::refused)
+            ticket_update(&o.spec, &t.spec, phase(o), &TicketUse::of(t, &rules)).map_err(Denial::refused)?;
+            if t.spec.listeners != o.spec.listeners || t.spec.ingresses != o.spec.ingresses {
+                services_free(admission, t, &admission.list().await?, &rules).await?;
+            }
+            Ok(())
         }
         (None, Some(o)) if phase(o) == Phase::Deleted => Ok(()),
         (None, Some(o)) => ticket_deletable(phase(o)).map_err(Denial::refused),
         (None, None) => Ok(()),
     }
+}
+
+/// Whether every Service the ticket's listeners and F5 Ingresses use is free in its namespace,
+/// and its F5 Ingresses' names are not taken there.
+async fn services_free(
+    admission: &Admission,
+    ticket: &Lbticket,
+    lbs: &[Loadbalancer],
+    rules: &[Lbrule],
+) -> Result<(), Denial> {
+    let tickets: Vec<Lbticket> = admission.list().await?;
+    let name = ticket.metadata.name.as_deref().unwrap_or_default();
+    Usage::around(ticket, &tickets, lbs, rules).admit(name, &ticket.spec).map_err(Denial::refused)
 }

@@ -17,6 +17,8 @@ pub enum Step {
     ConfigMapWrite,
     /// Namespace or Service labels written.
     LabelWrite,
+    /// An Ingress created, replaced or deleted.
+    IngressWrite,
 }
 
 /// A crash planned right after one step: the first reconcile to finish that step halts there

@@ -1,7 +1,7 @@
 //! The background reconciler: kube-runtime controllers for Lbtickets and Loadbalancers in the
-//! management cluster, writing the member clusters' AS3 ConfigMaps and labels, through
-//! `kube::Client` only. Every step is idempotent and recorded before the next side effect, so
-//! a crash anywhere leaves a state the next run completes.
+//! management cluster, writing the member clusters' AS3 ConfigMaps, labels and Ingresses,
+//! through `kube::Client` only. Every step is idempotent and recorded before the next side
+//! effect, so a crash anywhere leaves a state the next run completes.
 //!
 //! As in kube-rs's controller-rs: the server builds one [`Context`] and joins [`run`], which
 //! returns once its shutdown future resolves. Nothing here reads the embedded API's module:
@@ -9,6 +9,8 @@
 
 mod allocation;
 mod crash;
+mod ingress;
+mod labels;
 mod lbticket;
 mod loadbalancer;
 mod status;
@@ -70,6 +72,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub struct Config {
     /// How often every object is reconciled even when nothing changed (drift repair).
     pub ensure_every: Duration,
+    /// The ingress class the member clusters' CIS watches (its `--ingress-class`).
+    pub ingress_class: String,
 }
 
 /// How much the reconciler has done (for benchmarks and logs).
@@ -108,6 +112,8 @@ pub struct Context {
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
     memo: std::sync::Mutex<tenant::Memo>,
+    /// What each member cluster's last sync wrote of the Ingresses.
+    ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
     /// Wakes a member cluster's syncer.
     sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
     /// Consecutive failures per object, for the backoff.
@@ -138,6 +144,7 @@ impl Context {
             written: Default::default(),
             sync_locks: Default::default(),
             memo: Default::default(),
+            ingresses: Default::default(),
             sync_requests,
             failures: Default::default(),
             crash: None,
@@ -169,6 +176,7 @@ impl Context {
         *self.caches.write().unwrap_or_else(|p| p.into_inner()) = caches;
         self.written.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.memo.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.failures.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 

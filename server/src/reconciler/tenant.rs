@@ -1,24 +1,24 @@
 //! What a member cluster must hold for its Loadbalancers: one AS3 ConfigMap per tenant
 //! (validated before writing, written only when its bytes change), the nsselector labels on
-//! namespaces with listeners, the CIS discovery labels on Services in pools. Computed as a
-//! whole from the current objects, so a sync is idempotent and repairs any drift.
+//! namespaces with listeners, the CIS discovery labels on Services in pools (`labels`), the
+//! Ingresses of F5 Ingresses (`ingress`). Computed as a whole from the current objects, so a
+//! sync is idempotent and repairs any drift.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use app::domain::as3::placement::{self, CIS_MARK, CIS_TENANT, Placement, SERVICE_LABEL_KEYS, TEMPLATE_KEY};
+use app::domain::as3::placement::{self, Placement, TEMPLATE_KEY};
 use app::domain::as3::{self, validate::validate};
-use app::domain::crd::{Condition, Lbrule, Lbticket, Loadbalancer};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
-use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use app::domain::cis_ingress;
+use app::domain::crd::{Condition, Lbrule, Lbticket, LbticketSpec, LbticketStatus, Loadbalancer};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::labels::{Labels, differing, label_namespaces, label_services};
 use super::status::set_condition;
-use super::{Context, Error, Result, Shutdown, Step};
-
-/// Annotation listing the namespace label keys lbdesk set (so it removes only its own).
-const MANAGED_LABELS: &str = "ebcpaas.io/managed-labels";
+use super::{Context, Error, Result, Shutdown, Step, ingress};
 
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
@@ -27,10 +27,10 @@ pub type Faults = BTreeMap<String, String>;
 #[derive(Clone, Default)]
 pub struct Placed {
     digest: u64,
-    blocked: bool,
+    pub(super) blocked: bool,
     faults: Faults,
-    namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    services: BTreeMap<(String, String), BTreeMap<String, String>>,
+    pub(super) namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    pub(super) services: BTreeMap<(String, String), BTreeMap<String, String>>,
 }
 
 /// Per member cluster, per tenant: what the last successful sync placed.
@@ -44,6 +44,11 @@ fn live<K: kube::Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_none()
 }
 
+/// Whether a ticket places anything in its member cluster now: listeners or F5 Ingresses.
+fn places(spec: &LbticketSpec, status: Option<&LbticketStatus>) -> bool {
+    as3::is_live(spec, status) || cis_ingress::is_live(spec, status)
+}
+
 /// Whether a change of a ticket concerns the member clusters: it changes what a live ticket
 /// places (it became live, or its spec or address changed), it ends a ticket's placement, or
 /// a live ticket lacks the `Rendered` report for its generation (a sync writes it). The many
@@ -52,7 +57,7 @@ pub fn placement_changes() -> impl FnMut(&Lbticket) -> bool + Send + 'static {
     let mut placed: HashMap<String, u64> = HashMap::new();
     move |ticket| {
         let name = ticket.name_any();
-        match ticket.status.as_ref().filter(|s| live(ticket) && as3::is_live(&ticket.spec, Some(s))) {
+        match ticket.status.as_ref().filter(|s| live(ticket) && places(&ticket.spec, Some(s))) {
             Some(status) => {
                 let veip = status.veip.as_deref().unwrap_or_default();
                 let digest = as3::ticket_digest(&as3::TicketInput { name: &name, spec: &ticket.spec, veip });
@@ -140,7 +145,7 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
 }
 
 /// Brings `cluster` to what its Loadbalancers, tickets and rules ask for (from the caches), and
-/// tells the tickets whose listeners could not be placed why.
+/// tells the tickets whose listeners or F5 Ingresses could not be placed why.
 /// `gone` names a ticket to leave out whatever the cache says (one being cleaned up).
 /// Tenants whose inputs did not change since the last sync are left alone, unless `ensure`
 /// asks for every generated object to be read back and repaired.
@@ -218,7 +223,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         }
         placed.insert(tenant, now);
     }
-    let faults: Faults = placed.values().flat_map(|p| p.faults.clone()).collect();
+    let mut faults: Faults = placed.values().flat_map(|p| p.faults.clone()).collect();
     let now = Labels::of(&placed);
     // Labels follow what the tenants placed. On ensure (or with nothing known of the last
     // sync) every namespace and Service is read back; otherwise only those whose labels the
@@ -228,61 +233,21 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     label_namespaces(ctx, &client, &now, namespaces).await?;
     let services = since.as_ref().map(|b| differing(&b.services, &now.services));
     label_services(ctx, &client, &now, services).await?;
+    // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
+    for (ticket, why) in ingress::sync(ctx, &client, cluster, &lbs, &tickets, ensure).await? {
+        faults.entry(ticket).or_insert(why);
+    }
     report(ctx, &tickets, &faults).await?;
     ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
     Ok(faults)
 }
 
-/// The labels placed tenants ask for.
-struct Labels {
-    namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    services: BTreeMap<(String, String), BTreeMap<String, String>>,
-    /// Tenants whose declaration is refused: their Services keep the labels they have.
-    blocked: BTreeSet<String>,
-}
-
-impl Labels {
-    fn of(placed: &HashMap<String, Placed>) -> Labels {
-        let mut labels = Labels { namespaces: BTreeMap::new(), services: BTreeMap::new(), blocked: BTreeSet::new() };
-        for (tenant, p) in placed {
-            if p.blocked {
-                labels.blocked.insert(tenant.clone());
-            }
-            for (ns, wanted) in &p.namespaces {
-                labels.namespaces.entry(ns.clone()).or_default().extend(wanted.clone());
-            }
-            labels.services.extend(p.services.clone());
-        }
-        labels
-    }
-}
-
-/// The keys whose values differ between two maps (added, changed or gone).
-fn differing<K: Ord + Clone, V: PartialEq>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> BTreeSet<K> {
-    let one_way = |x: &BTreeMap<K, V>, y: &BTreeMap<K, V>| -> Vec<K> {
-        x.iter().filter(|(k, v)| y.get(*k) != Some(*v)).map(|(k, _)| k.clone()).collect()
-    };
-    one_way(a, b).into_iter().chain(one_way(b, a)).collect()
-}
-
-/// Every object of `all`, or only those `named` (each by the API it lives in) that exist.
-async fn every_or_named<K>(all: &Api<K>, named: Option<Vec<(Api<K>, String)>>) -> Result<Vec<K>>
-where
-    K: Clone + std::fmt::Debug + serde::de::DeserializeOwned,
-{
-    let Some(named) = named else { return Ok(all.list(&ListParams::default()).await?.items) };
-    let mut found = Vec::new();
-    for (api, name) in named {
-        found.extend(api.get_opt(&name).await?);
-    }
-    Ok(found)
-}
-
-/// The `Rendered` condition (and message) of each live ticket: why its listeners are not on
-/// the load balancer, or nothing. Only those two fields are written, and only when they change.
+/// The `Rendered` condition (and message) of each live ticket: why its listeners or F5
+/// Ingresses are not in the member cluster, or nothing (the cluster carries the ticket's
+/// generation). Only those two fields are written, and only when they change.
 async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Result<()> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
-    for ticket in tickets.iter().filter(|t| as3::is_live(&t.spec, t.status.as_ref())) {
+    for ticket in tickets.iter().filter(|t| places(&t.spec, t.status.as_ref())) {
         let Some(status) = &ticket.status else { continue };
         let name = name_of(&ticket.metadata);
         let fault = faults.get(name);
@@ -367,129 +332,45 @@ pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -
     }
 }
 
-/// Namespaces get the nsselector labels of the Loadbalancers with listeners in them, and lose
-/// the ones lbdesk set that are no longer wanted.
-async fn label_namespaces(
-    ctx: &Context,
-    client: &kube::Client,
-    wanted: &Labels,
-    only: Option<BTreeSet<String>>,
-) -> Result<()> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let named = only.map(|names| names.into_iter().map(|name| (api.clone(), name)).collect());
-    for ns in every_or_named(&api, named).await? {
-        let name = ns.name_any();
-        let want = wanted.namespaces.get(&name).cloned().unwrap_or_default();
-        let managed: BTreeSet<String> = ns
-            .annotations()
-            .get(MANAGED_LABELS)
-            .map(|v| v.split(',').filter(|k| !k.is_empty()).map(String::from).collect())
-            .unwrap_or_default();
-        let labels = ns.labels();
-        let mut patch_labels = serde_json::Map::new();
-        for (k, v) in &want {
-            if labels.get(k) != Some(v) {
-                patch_labels.insert(k.clone(), json!(v));
-            }
-        }
-        for k in managed.iter().filter(|k| !want.contains_key(*k)) {
-            patch_labels.insert(k.clone(), Value::Null);
-        }
-        let keys: Vec<&str> = want.keys().map(String::as_str).collect();
-        let annotation = keys.join(",");
-        let annotation_differs = ns.annotations().get(MANAGED_LABELS).map(String::as_str).unwrap_or("") != annotation;
-        if patch_labels.is_empty() && !annotation_differs {
-            continue;
-        }
-        let annotation = if annotation.is_empty() { Value::Null } else { json!(annotation) };
-        let patch = json!({"metadata": {"labels": patch_labels, "annotations": {MANAGED_LABELS: annotation}}});
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-        ctx.crash_point(Step::LabelWrite).await;
-    }
-    Ok(())
-}
-
-/// Services in pools get the CIS labels; Services lbdesk labelled lose them when no longer in
-/// a pool (except those of a tenant whose declaration is blocked: its last good one stays).
-async fn label_services(
-    ctx: &Context,
-    client: &kube::Client,
-    wanted: &Labels,
-    only: Option<BTreeSet<(String, String)>>,
-) -> Result<()> {
-    let named = only.map(|names| {
-        names.into_iter().map(|(ns, name)| (Api::<Service>::namespaced(client.clone(), &ns), name)).collect()
-    });
-    let blocked = &wanted.blocked;
-    for svc in every_or_named(&Api::all(client.clone()), named).await? {
-        let (ns, name) = (svc.namespace().unwrap_or_default(), svc.name_any());
-        let labels = svc.labels();
-        let mut patch_labels = serde_json::Map::new();
-        match wanted.services.get(&(ns.clone(), name.clone())) {
-            Some(want) => {
-                for (k, v) in want {
-                    if labels.get(k) != Some(v) {
-                        patch_labels.insert(k.clone(), json!(v));
-                    }
-                }
-            }
-            None if labels.contains_key(CIS_MARK) && !labels.get(CIS_TENANT).is_some_and(|t| blocked.contains(t)) => {
-                for k in SERVICE_LABEL_KEYS {
-                    patch_labels.insert(k.to_string(), Value::Null);
-                }
-            }
-            None => {}
-        }
-        if patch_labels.is_empty() {
-            continue;
-        }
-        let services: Api<Service> = Api::namespaced(client.clone(), &ns);
-        services
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&json!({"metadata": {"labels": patch_labels}})))
-            .await?;
-        ctx.crash_point(Step::LabelWrite).await;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn differing_keys_are_the_added_changed_and_gone() {
-        let a = BTreeMap::from([("kept", 1), ("changed", 1), ("gone", 1)]);
-        let b = BTreeMap::from([("kept", 1), ("changed", 2), ("added", 1)]);
-        assert_eq!(differing(&a, &b), BTreeSet::from(["added", "changed", "gone"]));
-        assert!(differing(&a, &a).is_empty());
-    }
-
-    #[test]
     fn only_changes_of_placement_wake_the_syncers() {
-        use app::domain::crd::{LbticketStatus, Phase};
-        let mut concerns = placement_changes();
-        let mut ticket = Lbticket::new("t", Default::default());
-        ticket.metadata.generation = Some(1);
-        assert!(!concerns(&ticket), "no status: nothing placed");
-        ticket.status = Some(LbticketStatus { phase: Phase::Created, ..Default::default() });
-        assert!(!concerns(&ticket), "on its way to Enabled");
-        let status = ticket.status.get_or_insert_default();
-        status.phase = Phase::Enabled;
-        status.veip = Some("20.1.0.1".into());
-        assert!(concerns(&ticket), "became live");
-        assert!(concerns(&ticket), "live, not reported yet");
-        let status = ticket.status.get_or_insert_default();
-        set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(1));
-        assert!(!concerns(&ticket), "the sync's own report");
-        ticket.spec.namespace = "team-b".into();
-        assert!(concerns(&ticket), "spec changed");
-        ticket.metadata.generation = Some(2);
-        assert!(concerns(&ticket), "the report is for an older generation");
-        let status = ticket.status.get_or_insert_default();
-        set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(2));
-        assert!(!concerns(&ticket));
-        ticket.status.get_or_insert_default().phase = Phase::Disabled;
-        assert!(concerns(&ticket), "withdrawn");
-        assert!(!concerns(&ticket), "already withdrawn");
+        use app::domain::crd::{F5Ingress, LbType, Phase};
+        for lbtype in [LbType::Listener, LbType::Ingress] {
+            let mut concerns = placement_changes();
+            let mut ticket = Lbticket::new("t", LbticketSpec { lbtype, ..Default::default() });
+            ticket.metadata.generation = Some(1);
+            assert!(!concerns(&ticket), "no status: nothing placed");
+            ticket.status = Some(LbticketStatus { phase: Phase::Created, ..Default::default() });
+            assert!(!concerns(&ticket), "on its way to Enabled");
+            let status = ticket.status.get_or_insert_default();
+            status.phase = Phase::Enabled;
+            status.veip = Some("20.1.0.1".into());
+            assert!(concerns(&ticket), "{lbtype:?} became live");
+            assert!(concerns(&ticket), "live, not reported yet");
+            let status = ticket.status.get_or_insert_default();
+            set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(1));
+            assert!(!concerns(&ticket), "the sync's own report");
+            match lbtype {
+                LbType::Listener => ticket.spec.namespace = "team-b".into(),
+                LbType::Ingress => {
+                    ticket.spec.ingresses.push(F5Ingress { name: "shop".into(), rules: vec![], tls_secret: None })
+                }
+            }
+            assert!(concerns(&ticket), "{lbtype:?}: spec changed");
+            ticket.metadata.generation = Some(2);
+            assert!(concerns(&ticket), "the report is for an older generation");
+            let status = ticket.status.get_or_insert_default();
+            set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(2));
+            assert!(!concerns(&ticket));
+            ticket.status.get_or_insert_default().veip = Some("20.1.0.2".into());
+            assert!(concerns(&ticket), "{lbtype:?}: address changed");
+            ticket.status.get_or_insert_default().phase = Phase::Disabled;
+            assert!(concerns(&ticket), "withdrawn");
+            assert!(!concerns(&ticket), "already withdrawn");
+        }
     }
 }

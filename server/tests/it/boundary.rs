@@ -6,7 +6,10 @@
 
 use std::collections::BTreeSet;
 
+use app::domain::crd::{IngressRule, ServiceRef};
 use app::error::AppError;
+use app::screens::ingresses::IngressForm;
+use app::screens::listeners::ListenerForm;
 use app::screens::tickets::TicketForm;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -63,6 +66,35 @@ fn ticket_form(name: &str) -> TicketForm {
         ..Default::default()
     }
 }
+
+fn listener_form(ticket: &str) -> ListenerForm {
+    ListenerForm {
+        ticket: ticket.into(),
+        name: "web".into(),
+        port: 80,
+        services: vec![ServiceRef { service: "svc01".into(), port: 8080, weight: 100 }],
+        ..Default::default()
+    }
+}
+
+const LISTENER_FORM_FIELDS: &[(&str, Ty, &str)] = &[
+    ("form", Ty::Struct, "form"),
+    ("form.ticket", Ty::Bounded, "ticket"),
+    ("form.name", Ty::Bounded, "name"),
+    ("form.protocol", Ty::Enum, "protocol"),
+];
+
+fn ingress_form(ticket: &str) -> IngressForm {
+    IngressForm {
+        ticket: ticket.into(),
+        name: "shop".into(),
+        rules: vec![IngressRule { host: None, path: "/".into(), service: "svc01".into(), port: 8080 }],
+        ..Default::default()
+    }
+}
+
+const INGRESS_FORM_FIELDS: &[(&str, Ty, &str)] =
+    &[("form", Ty::Struct, "form"), ("form.ticket", Ty::Bounded, "ticket"), ("form.name", Ty::Bounded, "name")];
 
 pub(crate) const TABLE: &[Case] = &[
     Case {
@@ -157,6 +189,83 @@ pub(crate) const TABLE: &[Case] = &[
         access: Access::Project,
         args: || json!({"name": SECRET_TICKET, "action": "Disable"}),
         fields: &[("name", Ty::Bounded, "name"), ("action", Ty::Enum, "action")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/list",
+        access: Access::Desk,
+        args: || json!({"project": "project-b"}),
+        fields: &[("project", Ty::Bounded, "project")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/get",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": "web"}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/choices",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": ""}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/preview",
+        access: Access::Project,
+        args: || json!({"form": listener_form(SECRET_TICKET)}),
+        fields: LISTENER_FORM_FIELDS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/save",
+        access: Access::Project,
+        args: || json!({"form": listener_form(SECRET_TICKET)}),
+        fields: LISTENER_FORM_FIELDS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/listener/delete",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": "web"}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/ingress/list",
+        access: Access::Desk,
+        args: || json!({"project": "project-b"}),
+        fields: &[("project", Ty::Bounded, "project")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/ingress/get",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": "shop"}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/ingress/choices",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": ""}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/ingress/save",
+        access: Access::Project,
+        args: || json!({"form": ingress_form(SECRET_TICKET)}),
+        fields: INGRESS_FORM_FIELDS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/ingress/delete",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "name": "shop"}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
         form_encoded: false,
     },
     Case {

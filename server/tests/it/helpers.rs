@@ -197,6 +197,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver_sim_config: Some(sim_config),
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
+        ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),

@@ -4,16 +4,16 @@
 use app::domain::crd::{Lbticket, Listener, Phase, Protocol, ServiceRef, Session};
 use app::error::AppError;
 use app::screens::loadbalancers::{LbDetail, LbForm, LbRow};
-use app::screens::tickets::{TicketDetail, TicketForm, TicketRow};
+use app::screens::tickets::{TicketForm, TicketRow};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use reqwest::StatusCode;
-use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, lb_form, signed_in, spawn_lbdesk, until};
+use crate::helpers::{Backend, lb_form, spawn_lbdesk, until};
 use crate::on_both_databases;
+use crate::user::{User, ok, refused, save_lb, ticket, ticket_form, wait_phase, with_demo_lb};
 
 on_both_databases!(
     the_load_balancer_functions_are_for_admins_only,
@@ -23,75 +23,6 @@ on_both_databases!(
     a_tenant_reaches_nothing_of_another_project,
     a_refused_credential_leaves_no_load_balancer_behind,
 );
-
-/// A signed-in browser session.
-struct User {
-    client: reqwest::Client,
-    url: String,
-}
-
-impl User {
-    async fn sign_in(lbdesk: &Lbdesk, name: &str) -> User {
-        let client = signed_in(lbdesk, name).await;
-        User { client, url: lbdesk.url.clone() }
-    }
-
-    /// Calls a server function whose arguments are all strings.
-    async fn form(&self, endpoint: &str, args: &[(&str, &str)]) -> reqwest::Response {
-        let body: serde_json::Map<String, serde_json::Value> =
-            args.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
-        self.json(endpoint, body.into()).await
-    }
-
-    /// Calls a JSON server function.
-    async fn json(&self, endpoint: &str, body: serde_json::Value) -> reqwest::Response {
-        self.client.post(format!("{}/api/{endpoint}", self.url)).json(&body).send().await.expect("request")
-    }
-}
-
-async fn ok<T: DeserializeOwned>(res: reqwest::Response) -> T {
-    let status = res.status();
-    let body = res.text().await.expect("body");
-    assert!(status.is_success(), "{status}: {body}");
-    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
-}
-
-async fn refused(res: reqwest::Response, status: StatusCode) -> AppError {
-    assert_eq!(res.status(), status);
-    res.json().await.expect("a typed error")
-}
-
-fn ticket_form(name: &str, namespace: &str, veip: &str) -> TicketForm {
-    TicketForm {
-        name: name.into(),
-        cluster: "acp-region01".into(),
-        namespace: namespace.into(),
-        loadbalancer: "demo".into(),
-        veip: veip.into(),
-        ..Default::default()
-    }
-}
-
-async fn save_lb(admin: &User, form: &LbForm) -> reqwest::Response {
-    admin.json("lb/save", json!({ "form": form })).await
-}
-
-async fn ticket(user: &User, name: &str) -> TicketDetail {
-    ok(user.form("ticket/get", &[("name", name)]).await).await
-}
-
-async fn wait_phase(user: &User, name: &str, want: Phase) -> TicketDetail {
-    until(&format!("{name} to be {want:?}"), 20, || async { ticket(user, name).await.row.phase == want }).await;
-    ticket(user, name).await
-}
-
-/// lbdesk with the load balancer `demo` registered by the admin, who is signed in.
-async fn with_demo_lb(backend: Backend) -> (Lbdesk, User) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
-    (lbdesk, admin)
-}
 
 async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
     let (lbdesk, admin) = with_demo_lb(backend).await;

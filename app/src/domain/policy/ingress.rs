@@ -3,12 +3,36 @@
 use std::collections::BTreeSet;
 
 use super::{MAX_VALUE_LEN, Refusal, Verdict, bounded, object_name, service_name};
-use crate::domain::crd::{F5Ingress, IngressRule};
+use crate::domain::crd::{F5Ingress, IngressRule, LbType, Phase};
 
 /// Most F5 Ingresses on one address.
 pub const MAX_INGRESSES: usize = 16;
 /// Most routes in one F5 Ingress.
 pub const MAX_INGRESS_RULES: usize = 64;
+
+/// Whether F5 Ingresses may be added to (or changed on) a ticket: Enabled, and meant for them.
+pub fn ingress_creatable(phase: Phase, lbtype: LbType) -> Verdict {
+    if lbtype != LbType::Ingress {
+        return Err(Refusal::action("This address is for listeners; it carries no F5 Ingress."));
+    }
+    if phase != Phase::Enabled {
+        return Err(Refusal::action(format!(
+            "F5 Ingresses can be added once the address is Enabled; it is {}.",
+            phase.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a ticket's F5 Ingresses may change from `old` to `new`: one added or edited needs
+/// [`ingress_creatable`]; removing one is always allowed (it is withdrawn from the cluster).
+pub fn ingresses_change(old: &[F5Ingress], new: &[F5Ingress], phase: Phase, lbtype: LbType) -> Verdict {
+    let added_or_edited = new.iter().any(|n| !old.contains(n));
+    if added_or_edited {
+        ingress_creatable(phase, lbtype).map_err(|r| Refusal::field("ingresses", r.reason))?;
+    }
+    Ok(())
+}
 
 /// Field checks of one route: a host name (`*.` may lead), a path from `/`, a Service port.
 fn validate_route(rule: &IngressRule) -> Verdict {
@@ -106,6 +130,22 @@ mod tests {
             let got = validate_ingresses(&ingresses).err().and_then(|r| r.field);
             assert_eq!(got.as_deref(), refused_at, "{what}");
         }
+    }
+
+    #[test]
+    fn ingresses_go_on_enabled_ingress_addresses_and_leave_any_time() {
+        let one = vec![ingress("web", None, "/", "svc01", 80)];
+        assert!(ingress_creatable(Phase::Enabled, LbType::Ingress).is_ok());
+        assert!(ingress_creatable(Phase::Requested, LbType::Ingress).is_err());
+        assert!(ingress_creatable(Phase::Enabled, LbType::Listener).is_err());
+        assert!(ingresses_change(&[], &one, Phase::Enabled, LbType::Ingress).is_ok());
+        let refused = ingresses_change(&[], &one, Phase::Disabled, LbType::Ingress).expect_err("disabled");
+        assert_eq!(refused.field.as_deref(), Some("ingresses"));
+        assert_eq!(refused.reason, "F5 Ingresses can be added once the address is Enabled; it is Disabled.");
+        assert!(ingresses_change(&one, &[], Phase::Disabled, LbType::Ingress).is_ok(), "removed while Disabled");
+        let mut edited = one.clone();
+        edited[0].rules[0].path = "/shop".into();
+        assert!(ingresses_change(&one, &edited, Phase::Failed, LbType::Ingress).is_err(), "edited while Failed");
     }
 
     #[test]

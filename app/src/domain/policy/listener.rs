@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    MAX_LISTENERS, MAX_SERVICES, Refusal, TicketUse, Verdict, count, dns_label, service_name, ticket_editable,
+    MAX_LISTENERS, MAX_SERVICES, Refusal, TicketUse, Verdict, count, dns_label, service_name, them, ticket_editable,
 };
 use crate::domain::crd::{LbType, Listener, Phase, ServiceRef, Session};
 
@@ -25,7 +25,11 @@ pub fn listener_creatable(phase: Phase, lbtype: LbType) -> Verdict {
 pub fn listener_deletable(usage: &TicketUse, listener: &str) -> Verdict {
     let rules_on_it = usage.rules_on(listener);
     if rules_on_it > 0 {
-        Err(Refusal::action(format!("{} use this listener; delete them first.", count(rules_on_it, "rule", "rules"))))
+        Err(Refusal::action(format!(
+            "This listener has {}; delete {} first.",
+            count(rules_on_it, "rule", "rules"),
+            them(rules_on_it)
+        )))
     } else {
         Ok(())
     }
@@ -132,57 +136,6 @@ pub fn listeners_change(
     Ok(())
 }
 
-/// Who uses a Service: one listener (with its rules) or one F5 Ingress.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Owner {
-    Listener { ticket: String, listener: String },
-    Ingress(String),
-}
-
-impl Owner {
-    fn describe(&self) -> String {
-        match self {
-            Owner::Listener { ticket, listener } => format!("listener {listener} of {ticket}"),
-            Owner::Ingress(name) => format!("F5 Ingress {name}"),
-        }
-    }
-}
-
-/// The Services of one namespace in use, and by whom.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Usage {
-    owners: BTreeMap<String, Owner>,
-}
-
-impl Usage {
-    /// Records that `owner` uses `service` (the first owner recorded wins).
-    pub fn add(&mut self, service: &str, owner: Owner) {
-        self.owners.entry(service.to_string()).or_insert(owner);
-    }
-
-    /// Records every Service behind `listener` of `ticket`.
-    pub fn add_backends(&mut self, ticket: &str, listener: &str, services: &[ServiceRef]) {
-        for s in services {
-            self.add(&s.service, Owner::Listener { ticket: ticket.into(), listener: listener.into() });
-        }
-    }
-
-    /// Whether `me` may use `service`: nobody else does.
-    pub fn available(&self, service: &str, me: &Owner) -> Verdict {
-        match self.owners.get(service) {
-            Some(owner) if owner != me => {
-                Err(Refusal::field("services", format!("Service {service} is already used by {}.", owner.describe())))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// The Service picker: the namespace's Services minus those used by another owner.
-    pub fn candidates<'a>(&self, services: &'a [String], me: &Owner) -> Vec<&'a String> {
-        services.iter().filter(|s| self.available(s, me).is_ok()).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,7 +166,7 @@ mod tests {
         assert!(listener_deletable(&rules_on_web(2), "api").is_ok(), "the rules are on another listener");
         assert_eq!(
             listener_deletable(&rules_on_web(2), "web").expect_err("rules").reason,
-            "2 rules use this listener; delete them first."
+            "This listener has 2 rules; delete them first."
         );
     }
 
@@ -278,21 +231,5 @@ mod tests {
         assert!(listeners_change(std::slice::from_ref(&a), &[], Phase::Enabled, LbType::Listener, &free).is_ok());
         assert!(listeners_change(&[], std::slice::from_ref(&a), Phase::Disabled, LbType::Listener, &free).is_err());
         assert!(listeners_change(&[], &[a], Phase::Created, LbType::Listener, &free).is_ok(), "waits for Enabled");
-    }
-
-    #[test]
-    fn the_picker_hides_services_of_other_owners() {
-        let mut usage = Usage::default();
-        usage.add_backends("t1", "web", &[svc("svc01", 8080, 100)]);
-        usage.add("svc02", Owner::Ingress("ing".into()));
-        let all: Vec<String> = ["svc01", "svc02", "svc03"].map(String::from).to_vec();
-        let me = Owner::Listener { ticket: "t1".into(), listener: "web".into() };
-        assert_eq!(usage.candidates(&all, &me), [&all[0], &all[2]], "its own stay pickable");
-        let other = Owner::Listener { ticket: "t1".into(), listener: "api".into() };
-        assert_eq!(usage.candidates(&all, &other), [&all[2]]);
-        assert_eq!(
-            usage.available("svc01", &other).expect_err("used").reason,
-            "Service svc01 is already used by listener web of t1."
-        );
     }
 }

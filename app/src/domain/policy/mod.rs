@@ -10,6 +10,7 @@ mod listener;
 mod loadbalancer;
 mod names;
 mod rule;
+mod services;
 mod ticket;
 mod ticket_use;
 
@@ -18,6 +19,7 @@ pub use listener::*;
 pub use loadbalancer::*;
 pub use names::*;
 pub use rule::*;
+pub use services::*;
 pub use ticket::*;
 pub use ticket_use::*;
 

@@ -3,8 +3,8 @@
 use std::net::IpAddr;
 
 use super::{
-    Refusal, TicketUse, Verdict, count, dns_label, listeners_change, object_name, them, validate_ingresses,
-    validate_listeners,
+    Refusal, TicketUse, Verdict, count, dns_label, ingresses_change, listeners_change, object_name, them,
+    validate_ingresses, validate_listeners,
 };
 use crate::domain::crd::{DesiredState, LbType, LbticketSpec, Phase};
 
@@ -90,6 +90,9 @@ pub fn ticket_update(old: &LbticketSpec, new: &LbticketSpec, phase: Phase, usage
     }
     if old.listeners != new.listeners {
         listeners_change(&old.listeners, &new.listeners, phase, new.lbtype, usage)?;
+    }
+    if old.ingresses != new.ingresses {
+        ingresses_change(&old.ingresses, &new.ingresses, phase, new.lbtype)?;
     }
     Ok(())
 }

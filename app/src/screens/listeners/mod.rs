@@ -1,16 +1,138 @@
-//! Screen 3: listeners, not built yet.
+//! Screen 3: listeners (virtual servers) on the addresses of the user's projects, kept in their
+//! request's `spec.listeners`. The types both halves share and the server functions are here;
+//! their server-side bodies are in `server`. The pages wait for room in the browser bundle.
+
+#[cfg(feature = "ssr")]
+mod server;
 
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
-use crate::components::notice::ComingSoon;
+use crate::components::address::{AddressSummary, ServiceChoice};
+use crate::components::preview::Preview;
+use crate::domain::crd::{Listener, Protocol, ServiceRef, Session};
+use crate::error::AppError;
 
-/// The screen's page.
-#[component]
-pub fn Listeners() -> impl IntoView {
-    view! { <ComingSoon title="Listeners" what="Virtual servers on the addresses of your project." /> }
+/// A listener as the pages show it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListenerRow {
+    pub name: String,
+    pub port: u16,
+    pub protocol: Protocol,
+    pub session: Session,
+    /// Its Services with their weights (the default when no rule matches).
+    pub services: Vec<ServiceRef>,
+    /// How many rules are on it.
+    pub rules: usize,
 }
 
-crate::lazy_page!(
-    /// The screen's route: its code loads in its own browser chunk.
-    ListenersRoute => Listeners
-);
+impl ListenerRow {
+    /// The row of `listener`, with `rules` rules on it.
+    pub fn of(listener: &Listener, rules: usize) -> ListenerRow {
+        ListenerRow {
+            name: listener.name.clone(),
+            port: listener.port,
+            protocol: listener.protocol,
+            session: listener.session,
+            services: listener.services.clone(),
+            rules,
+        }
+    }
+}
+
+/// An address and its listeners (a group of the list).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AddressListeners {
+    pub address: AddressSummary,
+    /// Why no listener can be added now; `None` when one can.
+    pub add: Option<String>,
+    pub listeners: Vec<ListenerRow>,
+}
+
+/// A listener's page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListenerDetail {
+    pub address: AddressSummary,
+    pub listener: ListenerRow,
+    /// Why it cannot be deleted now; `None` when it can.
+    pub delete: Option<String>,
+    /// Its virtual server as the member cluster's AS3 ConfigMap holds it (pretty JSON), if it
+    /// does.
+    pub deployed: Option<String>,
+}
+
+/// What the form offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListenerChoices {
+    pub address: AddressSummary,
+    /// Why no listener can be added now; `None` when one can.
+    pub add: Option<String>,
+    /// The namespace's Services the listener may use (not used by anyone else).
+    pub services: Vec<ServiceChoice>,
+    /// The listener edited, when editing.
+    pub listener: Option<ListenerRow>,
+}
+
+/// The listener form (new, or edit with `generation` set).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListenerForm {
+    /// The address request it goes on.
+    pub ticket: String,
+    pub name: String,
+    pub port: u16,
+    pub protocol: Protocol,
+    pub session: Session,
+    pub services: Vec<ServiceRef>,
+    /// Set when editing: the request's spec generation the form was loaded from.
+    pub generation: Option<i64>,
+}
+
+impl ListenerForm {
+    /// The listener the form describes.
+    pub fn listener(&self) -> Listener {
+        Listener {
+            name: self.name.trim().to_string(),
+            port: self.port,
+            protocol: self.protocol,
+            session: self.session,
+            services: self.services.clone(),
+        }
+    }
+}
+
+/// The listeners of the current project's addresses (an admin: of `project`, or all when
+/// empty), grouped by address.
+#[server(prefix = "/api", endpoint = "listener/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn list_listeners(project: String) -> Result<Vec<AddressListeners>, AppError> {
+    crate::ssr::reply(server::list(&project).await)
+}
+
+/// One listener, with what the member cluster holds of it.
+#[server(prefix = "/api", endpoint = "listener/get", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn get_listener(ticket: String, name: String) -> Result<ListenerDetail, AppError> {
+    crate::ssr::reply(server::detail(&ticket, &name).await)
+}
+
+/// What the form on `ticket` offers (`name`: the listener edited, empty for a new one).
+#[server(prefix = "/api", endpoint = "listener/choices", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn listener_form_choices(ticket: String, name: String) -> Result<ListenerChoices, AppError> {
+    crate::ssr::reply(server::choices(&ticket, &name).await)
+}
+
+/// The AS3 declaration as the form would make it, and its diff against the deployed one.
+#[server(prefix = "/api", endpoint = "listener/preview", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn preview_listener(form: ListenerForm) -> Result<Preview, AppError> {
+    crate::ssr::reply(server::preview(form).await)
+}
+
+/// Adds or edits a listener; returns its name.
+#[server(prefix = "/api", endpoint = "listener/save", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn save_listener(form: ListenerForm) -> Result<String, AppError> {
+    crate::ssr::reply(server::save(form).await)
+}
+
+/// Deletes a listener.
+#[server(prefix = "/api", endpoint = "listener/delete", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn delete_listener(ticket: String, name: String) -> Result<(), AppError> {
+    crate::ssr::reply(server::delete(&ticket, &name).await)
+}

@@ -1,7 +1,5 @@
 //! `/tickets/:name`: one address request, updating itself live while the reconciler moves it.
 
-use std::time::Duration;
-
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -10,9 +8,9 @@ use super::{ActOnTicket, Action, TicketDetail, get_ticket, lbtype_label};
 use crate::components::controls::{ConfirmButton, PhaseBadge, ReasonButton, Timeline};
 use crate::components::form::action_error;
 use crate::components::list::table_or_none;
-use crate::components::loaded::Loaded;
+use crate::components::loaded::{Loaded, poll};
 use crate::components::time::LocalTime;
-use crate::domain::crd::{DesiredState, Phase};
+use crate::domain::crd::{DesiredState, LbType, Phase};
 use crate::domain::policy::{reason, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable};
 
 /// Whether the reconciler is still carrying the request towards what was asked of it.
@@ -23,11 +21,6 @@ fn in_motion(phase: Phase, state: DesiredState) -> bool {
         DesiredState::Deleted => phase != Phase::Deleted,
     }
 }
-
-/// How often the detail page asks for news while the request moves; when settled, every
-/// `POLL_SETTLED_EVERY` beats.
-const POLL_MOVING: Duration = Duration::from_millis(250);
-const POLL_SETTLED_EVERY: u32 = 8;
 
 /// `/tickets/:name`, updating itself live.
 #[component]
@@ -43,18 +36,7 @@ pub fn TicketDetailPage() -> impl IntoView {
         Some(Err(_)) => false,
         None => true,
     });
-    Effect::new(move |_| {
-        let beats = std::cell::Cell::new(0u32);
-        let beat = move || {
-            beats.set(beats.get().wrapping_add(1));
-            if moving.get_untracked() || beats.get().is_multiple_of(POLL_SETTLED_EVERY) {
-                tick.update(|t| *t = t.wrapping_add(1));
-            }
-        };
-        if let Ok(handle) = set_interval_with_handle(beat, POLL_MOVING) {
-            on_cleanup(move || handle.clear());
-        }
-    });
+    poll(tick, moving);
     view! {
         <Loaded resource=detail show=move |d| view! { <TicketBody d act /> }.into_any() />
     }
@@ -71,16 +53,17 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
     let delete_reason = reason(&ticket_deletable(phase));
     let error = action_error(act);
     let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
-    let navigate_to_edit = {
-        let href = format!("/tickets/{name}/edit");
-        move |_| use_navigate()(&href, Default::default())
+    let go = |href: String| move |_| use_navigate()(&href, Default::default());
+    let (uses, used_href) = match d.row.lbtype {
+        LbType::Listener => (format!("{} listener(s)", d.usage.listeners), format!("/listeners#t-{name}")),
+        LbType::Ingress => (format!("{} F5 Ingress(es)", d.usage.ingresses), "/ingresses".to_string()),
     };
     view! {
         <Title text=format!("Address request {name}") />
         <div class="page-head">
             <h1>{format!("Address request {name}")} " " <PhaseBadge phase /></h1>
             <div class="actions">
-                <ReasonButton label="Edit" reason=Signal::derive(move || edit_reason.clone()) on_click=navigate_to_edit />
+                <ReasonButton label="Edit" reason=Signal::derive(move || edit_reason.clone()) on_click=go(format!("/tickets/{name}/edit")) />
                 {match phase {
                     Phase::Disabled => view! {
                         <ReasonButton label="Enable" reason=Signal::derive(move || enable_reason.clone())
@@ -108,7 +91,7 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
             <dt>"LTM IP"</dt><dd data-testid="ltmip">{or_dash(&d.row.ltmip)}</dd>
             <dt>"Requested"</dt><dd>{format!("VE {} / LTM {}", or_auto(&d.requested_veip), or_auto(&d.requested_ltmip))}</dd>
             <dt>"Claimer"</dt><dd>{d.claimer.clone()}</dd>
-            <dt>"Listeners"</dt><dd>{d.usage.listeners}</dd>
+            <dt>"In use by"</dt><dd><a href=used_href>{uses}</a></dd>
         </dl>
         <h2>"Timeline"</h2>
         <Timeline history=d.history.clone() />

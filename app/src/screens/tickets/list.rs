@@ -5,42 +5,21 @@ use leptos_meta::Title;
 
 use super::{TicketRow, lbtype_label, list_tickets};
 use crate::components::controls::PhaseBadge;
-use crate::components::layout::{ProjectSwitches, UserResource};
-use crate::components::list::{ListHead, NoRows, table};
+use crate::components::list::{ListHead, NoRows, ProjectFilter, project_key, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
-use crate::domain::access::{Target, Verb};
 
 /// `/tickets`
 #[component]
 pub fn Tickets() -> impl IntoView {
-    let user = expect_context::<UserResource>();
     let project = RwSignal::new(String::new());
-    let switches = expect_context::<ProjectSwitches>().0;
-    let rows = Resource::new(move || (project.get(), switches.get()), |(p, _)| list_tickets(p));
+    let rows = Resource::new(project_key(project), |(p, _)| list_tickets(p));
     let search = RwSignal::new(String::new());
     view! {
         <Title text="Address requests" />
         <ListHead title="Address requests" create_href="/tickets/new" create_label="Request an address"
             search_label="Search address requests" placeholder="Search by name, load balancer or namespace" search />
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                let u = user.await.ok()?;
-                Some(if u.may(Verb::Read, Target::AllProjects) {
-                    view! {
-                        <div class="toolbar">
-                            <label for="project-filter">"Project"</label>
-                            <select id="project-filter" on:change=move |ev| project.set(event_target_value(&ev))>
-                                <option value="">"All projects"</option>
-                                {u.projects.iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
-                            </select>
-                        </div>
-                    }.into_any()
-                } else {
-                    view! { <p class="muted" data-testid="project">{format!("Project: {}", u.project.unwrap_or_else(|| "(none)".into()))}</p> }.into_any()
-                })
-            })}
-        </Suspense>
+        <ProjectFilter project />
         <Loaded resource=rows show=move |rows| view! { {move || ticket_table(&rows, &search.get())} }.into_any() />
     }
 }

@@ -19,7 +19,8 @@ use crate::domain::policy::{
     ticket_enableable, validate_ticket,
 };
 use crate::error::AppError;
-use crate::ssr::guard::{Caller, Written, caller, not_found};
+use crate::ssr::address::{WHAT, project_of, target, ticket as fetch};
+use crate::ssr::guard::{Caller, Written, caller};
 use crate::ssr::{self, internal, kube_error, refused};
 
 fn row(t: &Lbticket) -> TicketRow {
@@ -39,26 +40,6 @@ fn row(t: &Lbticket) -> TicketRow {
         created: t.metadata.creation_timestamp.as_ref().map(|c| c.0.to_string()).unwrap_or_default(),
         message: status.message,
     }
-}
-
-/// What a request is to the authorization rule: an object of its project.
-fn target(t: &Lbticket) -> Target<'_> {
-    t.labels().get(LABEL_PROJECT).map_or(Target::Unowned, |p| Target::Project(p))
-}
-
-fn project_of(t: &Lbticket) -> Option<&str> {
-    t.labels().get(LABEL_PROJECT).map(String::as_str)
-}
-
-const WHAT: &str = "such address request";
-
-/// The request, if the caller may `verb` it (else "not found": its existence is not told).
-async fn fetch(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket, AppError> {
-    object_name("name", name).map_err(refused)?;
-    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
-    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(|| not_found(WHAT))?;
-    caller.may(verb, target(&t), WHAT)?;
-    Ok(t)
 }
 
 /// What uses `t`: its listeners, the Lbrules on them, its F5 Ingresses.

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
 mod faults;
+mod ingresses;
 
 const CLUSTER: &str = "acp-region01";
 
@@ -135,7 +136,7 @@ async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
 /// A reconciler of `lbdesk`'s clusters on a task of its own, calling `driver` and halting at
 /// `crash`; the test aborts the task as a process dying would end.
 fn start_reconciler(lbdesk: &Lbdesk, driver: DriverClient, crash: Option<Arc<Crash>>) -> JoinHandle<()> {
-    let config = reconciler::Config { ensure_every: Duration::from_secs(300) };
+    let config = reconciler::Config { ensure_every: Duration::from_secs(300), ingress_class: "f5".into() };
     let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config);
     let ctx = match crash {
         Some(crash) => ctx.with_crash(crash),
@@ -388,7 +389,7 @@ async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_conte
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
     let w = world(&lbdesk).await;
     w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    let config = reconciler::Config { ensure_every: Duration::from_secs(300) };
+    let config = reconciler::Config { ensure_every: Duration::from_secs(300), ingress_class: "f5".into() };
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));
     for term in ["first", "second"] {
         // As a leader would: run while holding the lease, stop when it is lost, win it back.

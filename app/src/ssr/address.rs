@@ -1,0 +1,319 @@
+//! The server side of the screens built on an address (listeners, rules, F5 Ingresses): the
+//! request the caller may touch, what the management cluster holds around it, the Services its
+//! namespace offers, and a change of its spec written on the guarded path.
+
+use k8s_openapi::api::core::v1::Service;
+use kube::api::{ListParams, PostParams};
+use kube::{Api, ResourceExt};
+
+use super::guard::{Caller, not_found};
+use super::{kube_error, refused};
+use crate::components::address::{AddressSummary, Carried, ServiceChoice};
+use crate::domain::access::{Target, Verb};
+use crate::domain::as3;
+use crate::domain::cis_ingress;
+use crate::domain::crd::{LABEL_PROJECT, LbType, Lbrule, Lbticket, LbticketSpec, Loadbalancer, Phase};
+use crate::domain::policy::{
+    Owner, TicketUse, Usage, dns_label, object_name, shown, ticket_cluster, ticket_update, validate_ticket,
+};
+use crate::error::AppError;
+
+/// What a missing request, or another project's, is called in the answer.
+pub const WHAT: &str = "such address request";
+
+/// What a request is to the authorization rule: an object of its project.
+pub fn target(t: &Lbticket) -> Target<'_> {
+    project_of(t).map_or(Target::Unowned, Target::Project)
+}
+
+/// The project a request belongs to.
+pub fn project_of(t: &Lbticket) -> Option<&str> {
+    t.labels().get(LABEL_PROJECT).map(String::as_str)
+}
+
+/// The request, if the caller may `verb` it (else "not found": its existence is not told).
+pub async fn ticket(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket, AppError> {
+    object_name("name", name).map_err(refused)?;
+    let api: Api<Lbticket> = Api::all(super::mgmt()?);
+    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(|| not_found(WHAT))?;
+    caller.may(verb, target(&t), WHAT)?;
+    Ok(t)
+}
+
+/// The addresses for `lbtype` the caller may see: their current project's (an admin's:
+/// `project`'s, or every project's when it is empty), deleted ones left out, by name.
+pub async fn addresses(caller: &Caller, project: &str, lbtype: LbType) -> Result<Vec<Lbticket>, AppError> {
+    if !project.is_empty() {
+        dns_label("project", project).map_err(refused)?;
+    }
+    let wanted = if caller.may(Verb::Read, Target::AllProjects, WHAT).is_ok() {
+        project.to_string()
+    } else {
+        caller.user.project.clone().unwrap_or_default()
+    };
+    let params = if wanted.is_empty() {
+        ListParams::default()
+    } else {
+        ListParams::default().labels(&format!("{LABEL_PROJECT}={wanted}"))
+    };
+    let tickets =
+        Api::<Lbticket>::all(super::mgmt()?).list(&params).await.map_err(|e| kube_error("address requests", e))?;
+    let mut tickets: Vec<Lbticket> = tickets
+        .items
+        .into_iter()
+        .filter(|t| t.spec.lbtype == lbtype)
+        .filter(|t| t.status.as_ref().is_none_or(|s| s.phase != Phase::Deleted))
+        .filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok())
+        .collect();
+    tickets.sort_by_key(|t| t.name_any());
+    Ok(tickets)
+}
+
+/// The request and object names a call gives (`name` empty: none yet), checked before
+/// anything is read.
+pub fn check_names(ticket: &str, name: &str) -> Result<(), AppError> {
+    object_name("ticket", ticket).map_err(refused)?;
+    if name.is_empty() { Ok(()) } else { dns_label("name", name).map_err(refused) }
+}
+
+/// Puts `item`, named `name`, into `items`: over the one of that name when `editing`, else after
+/// them (a name taken is refused beside `name`; `what` names the kind). Returns where it went.
+pub fn put_named<T>(
+    items: &mut Vec<T>,
+    item: T,
+    name: &str,
+    named: impl Fn(&T) -> &str,
+    editing: bool,
+    what: &str,
+) -> Result<usize, AppError> {
+    match (items.iter().position(|i| named(i) == name), editing) {
+        (Some(at), true) => {
+            items[at] = item;
+            Ok(at)
+        }
+        (None, false) => {
+            items.push(item);
+            Ok(items.len() - 1)
+        }
+        (Some(_), false) => Err(AppError::invalid("name", format!("Another {what} is already named {name}."))),
+        (None, true) => Err(not_found(&format!("such {what}"))),
+    }
+}
+
+/// The error of a change of a request, said of the form that made it: a field of the request
+/// under one of `prefixes` (`listeners[2].port`, `ingresses[0].rules[1].service`) becomes the
+/// form's (`port`, `rules[1].service`); other errors pass unchanged.
+pub fn within(e: AppError, prefixes: &[String]) -> AppError {
+    let AppError::Invalid { field, message } = e else { return e };
+    let field = prefixes.iter().find_map(|p| field.strip_prefix(p.as_str()).map(String::from)).unwrap_or(field);
+    AppError::Invalid { field, message }
+}
+
+/// The client of member cluster `cluster`.
+pub fn member(cluster: &str) -> Result<kube::Client, AppError> {
+    let state = super::state()?;
+    let client = state.clusters.member(cluster).ok_or_else(|| {
+        AppError::Refused(format!("The member cluster {} is not reachable from lbdesk.", shown(cluster)))
+    })?;
+    Ok(client.clone())
+}
+
+/// Every object of a kind in the management cluster.
+async fn all<K>(what: &str) -> Result<Vec<K>, AppError>
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(super::mgmt()?);
+    Ok(api.list(&ListParams::default()).await.map_err(|e| kube_error(what, e))?.items)
+}
+
+/// The management cluster's load balancers, requests and rules, read once per change.
+pub struct World {
+    pub loadbalancers: Vec<Loadbalancer>,
+    pub tickets: Vec<Lbticket>,
+    pub rules: Vec<Lbrule>,
+}
+
+impl World {
+    /// Reads them.
+    pub async fn load() -> Result<World, AppError> {
+        Ok(World {
+            loadbalancers: all("load balancers").await?,
+            tickets: all("address requests").await?,
+            rules: all("rules").await?,
+        })
+    }
+
+    /// The load balancer of `t`.
+    pub fn loadbalancer_of(&self, t: &Lbticket) -> Option<&Loadbalancer> {
+        self.loadbalancers.iter().find(|lb| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str()))
+    }
+
+    /// The member cluster of `t`.
+    pub fn cluster_of<'a>(&'a self, t: &'a Lbticket) -> &'a str {
+        ticket_cluster(t, &self.loadbalancers).unwrap_or_default()
+    }
+
+    /// The rules on `t`.
+    pub fn rules_on<'a>(&'a self, t: &'a Lbticket) -> impl Iterator<Item = &'a Lbrule> + 'a {
+        let name = t.metadata.name.as_deref().unwrap_or_default();
+        self.rules.iter().filter(move |r| r.spec.lbticket == name)
+    }
+}
+
+/// Whether the member cluster carries what `t` asks for now: its `Rendered` condition for the
+/// current generation.
+pub fn carried(t: &Lbticket) -> Carried {
+    let status = t.status.as_ref();
+    if !as3::is_live(&t.spec, status) && !cis_ingress::is_live(&t.spec, status) {
+        return Carried::Idle;
+    }
+    let conditions = status.map(|s| s.conditions.as_slice()).unwrap_or_default();
+    match conditions.iter().find(|c| c.type_ == "Rendered" && c.observed_generation == t.metadata.generation) {
+        Some(c) if c.status == "True" => Carried::Yes,
+        Some(c) => Carried::Refused(c.message.clone()),
+        None => Carried::Pending,
+    }
+}
+
+/// A request as the screens on it show it; `cluster` is its member cluster.
+pub fn summary(t: &Lbticket, cluster: &str) -> AddressSummary {
+    let status = t.status.clone().unwrap_or_default();
+    AddressSummary {
+        ticket: t.name_any(),
+        project: project_of(t).unwrap_or_default().to_string(),
+        cluster: cluster.to_string(),
+        namespace: t.spec.namespace.clone(),
+        veip: status.veip.unwrap_or_default(),
+        phase: status.phase,
+        lbtype: t.spec.lbtype,
+        generation: t.metadata.generation.unwrap_or_default(),
+        carried: carried(t),
+    }
+}
+
+/// The Services of `namespace` in member cluster `cluster`, with their ports, by name.
+pub async fn services(cluster: &str, namespace: &str) -> Result<Vec<ServiceChoice>, AppError> {
+    let list = Api::<Service>::namespaced(member(cluster)?, namespace)
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| kube_error("Services", e))?;
+    let mut choices: Vec<ServiceChoice> = list
+        .items
+        .iter()
+        .map(|s| {
+            let ports = s.spec.iter().flat_map(|spec| spec.ports.iter().flatten());
+            let mut ports: Vec<u16> = ports.filter_map(|p| u16::try_from(p.port).ok()).collect();
+            ports.sort_unstable();
+            ports.dedup();
+            ServiceChoice { name: s.name_any(), ports }
+        })
+        .collect();
+    choices.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(choices)
+}
+
+/// The Services of `t`'s namespace that `me` may pick: those no one else uses.
+pub async fn offered(world: &World, t: &Lbticket, me: &Owner) -> Result<Vec<ServiceChoice>, AppError> {
+    let all = services(world.cluster_of(t), &t.spec.namespace).await?;
+    let usage = Usage::around(t, &world.tickets, &world.loadbalancers, &world.rules);
+    // NB: `around` leaves `t`'s own listeners out; its other ones still count as others.
+    let mut usage = usage;
+    let name = t.name_any();
+    for l in &t.spec.listeners {
+        usage.add_backends(&name, &l.name, &l.services);
+    }
+    for ingress in &t.spec.ingresses {
+        for route in &ingress.rules {
+            usage.add(&route.service, Owner::Ingress(ingress.name.clone()));
+        }
+    }
+    Ok(all.into_iter().filter(|s| usage.available(&s.name, me).is_ok()).collect())
+}
+
+/// Whether every `(field, service, port)` names a Service of the namespace and one of its ports.
+pub fn real_ports<'a>(
+    offered: &[ServiceChoice],
+    wanted: impl IntoIterator<Item = (String, &'a str, u16)>,
+) -> Result<(), AppError> {
+    for (field, service, port) in wanted {
+        match offered.iter().find(|s| s.name == service) {
+            None => {
+                return Err(AppError::invalid(
+                    field,
+                    format!("There is no Service {} in this namespace.", shown(service)),
+                ));
+            }
+            Some(s) if !s.ports.contains(&port) => {
+                let ports: Vec<String> = s.ports.iter().map(u16::to_string).collect();
+                let field = field.strip_suffix(".service").map_or(field.clone(), |at| format!("{at}.port"));
+                return Err(AppError::invalid(
+                    field,
+                    format!("Service {service} has no port {port}; it has {}.", ports.join(", ")),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The `(field, service, port)` of every Service port `new` uses that `old` did not: what must
+/// be checked against the member cluster.
+fn new_backends<'a>(old: &LbticketSpec, new: &'a LbticketSpec) -> Vec<(String, &'a str, u16)> {
+    let had = |service: &str, port: u16| {
+        old.listeners.iter().flat_map(|l| &l.services).any(|s| s.service == service && s.port == port)
+            || old.ingresses.iter().flat_map(|i| &i.rules).any(|r| r.service == service && r.port == port)
+    };
+    let listeners = new.listeners.iter().enumerate().flat_map(|(i, l)| {
+        l.services.iter().enumerate().map(move |(j, s)| (format!("listeners[{i}].services[{j}].service"), s))
+    });
+    let listeners = listeners.map(|(field, s)| (field, s.service.as_str(), s.port));
+    let routes = new.ingresses.iter().enumerate().flat_map(|(i, ing)| {
+        ing.rules.iter().enumerate().map(move |(j, r)| (format!("ingresses[{i}].rules[{j}].service"), r))
+    });
+    let routes = routes.map(|(field, r)| (field, r.service.as_str(), r.port));
+    listeners.chain(routes).filter(|(_, service, port)| !had(service, *port)).collect()
+}
+
+/// Changes request `name`'s spec with `edit`, as the caller: the request must be theirs and
+/// unchanged since `loaded` (its generation when the form was loaded, if given); the new spec
+/// passes the field checks, the grey-out rules (`ticket_update`), the Services rule and `vet`
+/// (which sees the new request among the others); then it is written over the version read.
+/// Returns the request before and after.
+pub async fn change(
+    caller: &Caller,
+    name: &str,
+    loaded: Option<i64>,
+    edit: impl FnOnce(&mut LbticketSpec) -> Result<(), AppError>,
+    vet: impl FnOnce(&World, &Lbticket) -> Result<(), AppError>,
+) -> Result<(Lbticket, Lbticket), AppError> {
+    let before = ticket(caller, Verb::Write, name).await?;
+    if let Some(loaded) = loaded {
+        super::unchanged_since(loaded, &before.metadata)?;
+    }
+    let mut after = before.clone();
+    edit(&mut after.spec)?;
+    validate_ticket(name, &after.spec).map_err(refused)?;
+    let world = World::load().await?;
+    let phase = before.status.as_ref().map(|s| s.phase).unwrap_or_default();
+    let rules: Vec<Lbrule> = world.rules_on(&before).cloned().collect();
+    ticket_update(&before.spec, &after.spec, phase, &TicketUse::of(&after, &rules)).map_err(refused)?;
+    Usage::around(&after, &world.tickets, &world.loadbalancers, &world.rules)
+        .admit(name, &after.spec)
+        .map_err(refused)?;
+    let added = new_backends(&before.spec, &after.spec);
+    if !added.is_empty() {
+        real_ports(&services(world.cluster_of(&after), &after.spec.namespace).await?, added)?;
+    }
+    vet(&world, &after)?;
+    after.annotations_mut().insert("ebcpaas.io/changed-by".into(), caller.user.username.clone());
+    let written = Api::<Lbticket>::all(super::mgmt()?)
+        .replace(name, &PostParams::default(), &after)
+        .await
+        .map_err(|e| kube_error("address request", e))?;
+    Ok((before, written))
+}

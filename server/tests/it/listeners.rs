@@ -1,0 +1,226 @@
+//! Screen 3's server functions called as a crafted client would, and kubectl writes of a
+//! request's listeners: a listener reaches the member cluster's AS3 ConfigMap, the preview
+//! shows it first, and every rule the page greys out is refused here and in admission.
+
+use app::components::address::Carried;
+use app::components::preview::{DiffLine, Preview};
+use app::domain::as3::names;
+use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
+use app::domain::crd::{
+    LbType, Lbrule, LbruleSpec, Lbticket, Operator, Phase, Protocol, RuleCondition, RuleType, RuleValue, ServiceRef,
+};
+use app::error::AppError;
+use app::screens::listeners::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::{Backend, Lbdesk, until};
+use crate::on_both_databases;
+use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
+
+on_both_databases!(a_listener_is_previewed_saved_and_carried_by_the_member_cluster);
+
+fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
+    ServiceRef { service: service.into(), port, weight }
+}
+
+fn form(ticket: &str, name: &str, port: u16, services: Vec<ServiceRef>) -> ListenerForm {
+    ListenerForm { ticket: ticket.into(), name: name.into(), port, services, ..Default::default() }
+}
+
+/// lbdesk with alice's Enabled listener address `ticket` in `default`, and alice signed in.
+async fn with_address(backend: Backend, ticket: &str) -> (Lbdesk, User) {
+    let (lbdesk, _admin) = with_demo_lb(backend).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    ok::<String>(alice.json("ticket/save", json!({"form": ticket_form(ticket, "default", "")})).await).await;
+    wait_phase(&alice, ticket, Phase::Enabled).await;
+    (lbdesk, alice)
+}
+
+async fn choices(user: &User, ticket: &str, name: &str) -> ListenerChoices {
+    ok(user.form("listener/choices", &[("ticket", ticket), ("name", name)]).await).await
+}
+
+async fn detail(user: &User, ticket: &str, name: &str) -> ListenerDetail {
+    ok(user.form("listener/get", &[("ticket", ticket), ("name", name)]).await).await
+}
+
+async fn a_listener_is_previewed_saved_and_carried_by_the_member_cluster(backend: Backend) {
+    let (lbdesk, alice) = with_address(backend, "shop").await;
+    let offered = choices(&alice, "shop", "").await;
+    assert_eq!(offered.add, None, "an Enabled listener address takes listeners");
+    let names_offered: Vec<&str> = offered.services.iter().map(|s| s.name.as_str()).collect();
+    assert!(names_offered.contains(&"web-v1") && names_offered.contains(&"web-v2"), "{names_offered:?}");
+    let web = form("shop", "web", 80, vec![svc("web-v1", 8080, 60), svc("web-v2", 8080, 40)]);
+
+    let preview: Preview = ok(alice.json("listener/preview", json!({"form": web})).await).await;
+    assert_eq!(preview.refused, None);
+    let added: Vec<&str> =
+        preview.diff.iter().filter_map(|l| if let DiffLine::Added(t) = l { Some(t.as_str()) } else { None }).collect();
+    for item in [names::virtual_server("shop", 80), names::pool("web-v1", 8080), names::pool("web-v2", 8080)] {
+        assert!(added.iter().any(|l| l.contains(&item)), "the diff adds {item}: {added:?}");
+    }
+    assert!(preview.declaration.contains(&names::virtual_server("shop", 80)), "{}", preview.declaration);
+    // The preview wrote nothing.
+    let list: Vec<AddressListeners> = ok(alice.form("listener/list", &[("project", "")]).await).await;
+    assert!(list.iter().any(|g| g.address.ticket == "shop" && g.listeners.is_empty()), "{list:?}");
+
+    assert_eq!(ok::<String>(alice.json("listener/save", json!({"form": web})).await).await, "web");
+    until("the member cluster to carry the listener", 20, || async {
+        let d = detail(&alice, "shop", "web").await;
+        d.address.carried == Carried::Yes && d.deployed.is_some()
+    })
+    .await;
+    let d = detail(&alice, "shop", "web").await;
+    assert_eq!(d.listener.services, web.services);
+    assert!(d.deployed.as_deref().is_some_and(|vs| vs.contains("20.1.0.")), "{:?}", d.deployed);
+    let configmaps: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "kube-system");
+    let cm = configmaps.get(&configmap_name("acp-region01")).await.expect("the tenant's ConfigMap");
+    let template = cm.data.unwrap_or_default().remove(TEMPLATE_KEY).unwrap_or_default();
+    assert!(template.contains(&names::virtual_server("shop", 80)), "{template}");
+    assert!(template.contains(&names::pool("web-v2", 8080)), "{template}");
+
+    // Its Services are no longer offered to another listener, but are to itself.
+    let others = choices(&alice, "shop", "").await;
+    assert!(others.services.iter().all(|s| !s.name.starts_with("web-v")), "{:?}", others.services);
+    let itself = choices(&alice, "shop", "web").await;
+    assert!(itself.services.iter().any(|s| s.name == "web-v1"), "{:?}", itself.services);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_listener_rule_is_refused_beside_its_field() {
+    let (lbdesk, alice) = with_address(Backend::Sqlite, "shop").await;
+    let save = |f: ListenerForm| alice.json("listener/save", json!({"form": f}));
+    ok::<String>(save(form("shop", "web", 80, vec![svc("web-v1", 8080, 100)])).await).await;
+    let generation = choices(&alice, "shop", "web").await.address.generation;
+    let edit = |port: u16, protocol: Protocol| ListenerForm {
+        protocol,
+        generation: Some(generation),
+        ..form("shop", "web", port, vec![svc("web-v1", 8080, 100)])
+    };
+    for (what, f, field) in [
+        (
+            "weights adding up to 90",
+            form("shop", "api", 81, vec![svc("api", 8080, 60), svc("api-canary", 8080, 30)]),
+            "services",
+        ),
+        ("a port taken on the address", form("shop", "api", 80, vec![svc("api", 8080, 100)]), "port"),
+        (
+            "a Service another listener uses",
+            form("shop", "api", 81, vec![svc("web-v1", 8080, 100)]),
+            "services[0].service",
+        ),
+        ("a port the Service does not have", form("shop", "api", 81, vec![svc("api", 9999, 100)]), "services[0].port"),
+        (
+            "a Service the namespace does not have",
+            form("shop", "api", 81, vec![svc("nope", 80, 100)]),
+            "services[0].service",
+        ),
+        ("a port changed on edit", edit(8080, Protocol::Http), "port"),
+        ("a protocol changed on edit", edit(80, Protocol::Tcp), "protocol"),
+        (
+            "cookie persistence on TCP",
+            ListenerForm {
+                protocol: Protocol::Tcp,
+                session: app::domain::crd::Session::Cookie,
+                ..form("shop", "ssh", 22, vec![svc("ssh-gw", 2222, 100)])
+            },
+            "session",
+        ),
+    ] {
+        let error = refused(save(f).await, StatusCode::BAD_REQUEST).await;
+        assert!(error.for_field(field).is_some(), "{what}: {error:?}");
+    }
+
+    // Not on an address for F5 Ingresses.
+    let ingress = app::screens::tickets::TicketForm { lbtype: LbType::Ingress, ..ticket_form("gate", "team-a", "") };
+    ok::<String>(alice.json("ticket/save", json!({"form": ingress})).await).await;
+    wait_phase(&alice, "gate", Phase::Enabled).await;
+    assert!(choices(&alice, "gate", "").await.add.is_some_and(|r| r.contains("F5 Ingress")));
+    let error =
+        refused(save(form("gate", "api", 81, vec![svc("api", 8080, 100)])).await, StatusCode::BAD_REQUEST).await;
+    assert!(error.for_field("listeners").is_some(), "{error:?}");
+
+    // Not deleted while a rule is on it; the page says why before anyone tries.
+    let rules: Api<Lbrule> = Api::all(lbdesk.client("mgmt").await);
+    let rule = LbruleSpec {
+        lbticket: "shop".into(),
+        listener: "web".into(),
+        priority: 10,
+        services: vec![svc("web-v1", 8443, 100)],
+        rules: vec![RuleCondition {
+            type_: RuleType::Header,
+            key: Some("X-Canary".into()),
+            values: vec![RuleValue { operator: Operator::Equal, value: "1".into() }],
+        }],
+        ..Default::default()
+    };
+    rules.create(&PostParams::default(), &Lbrule::new("canary", rule)).await.expect("a rule");
+    let delete = || alice.form("listener/delete", &[("ticket", "shop"), ("name", "web")]);
+    let error = refused(delete().await, StatusCode::BAD_REQUEST).await;
+    let said = error.for_field("listeners");
+    assert_eq!(said.as_deref(), Some("Listener web: This listener has 1 rule; delete it first."), "{error:?}");
+    assert_eq!(
+        detail(&alice, "shop", "web").await.delete.as_deref(),
+        Some("This listener has 1 rule; delete it first.")
+    );
+    rules.delete("canary", &Default::default()).await.expect("the rule goes");
+    ok::<()>(delete().await).await;
+    let gone =
+        refused(alice.form("listener/get", &[("ticket", "shop"), ("name", "web")]).await, StatusCode::NOT_FOUND).await;
+    assert_eq!(gone, AppError::NotFound("There is no such listener in your projects.".into()));
+
+    // Another project's tenant learns nothing: the answer of a request that does not exist.
+    let bob = User::sign_in(&lbdesk, "bob").await;
+    for ticket in ["shop", "no-such-request"] {
+        let error =
+            refused(bob.form("listener/choices", &[("ticket", ticket), ("name", "")]).await, StatusCode::NOT_FOUND)
+                .await;
+        assert_eq!(error, AppError::NotFound("There is no such address request in your projects.".into()), "{ticket}");
+    }
+    let bobs: Vec<AddressListeners> = ok(bob.form("listener/list", &[("project", "project-a")]).await).await;
+    assert!(bobs.is_empty(), "{bobs:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_writes_of_listeners_meet_the_same_rules() {
+    let (lbdesk, alice) = with_address(Backend::Sqlite, "shop").await;
+    ok::<String>(
+        alice.json("listener/save", json!({"form": form("shop", "web", 80, vec![svc("web-v1", 8080, 100)])})).await,
+    )
+    .await;
+    ok::<String>(alice.json("ticket/save", json!({"form": ticket_form("blog", "default", "")})).await).await;
+    wait_phase(&alice, "blog", Phase::Enabled).await;
+    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    let put = |listeners: serde_json::Value| {
+        let tickets = tickets.clone();
+        async move {
+            let patch = json!({"spec": {"listeners": listeners}});
+            tickets.patch("blog", &PatchParams::default(), &Patch::Merge(&patch)).await
+        }
+    };
+    let listener = |port: u16, service: &str, weight: u32| json!([{"name": "web", "port": port, "protocol": "http", "services": [{"service": service, "port": 8080, "weight": weight}]}]);
+    for (what, listeners, code, says) in [
+        (
+            "a Service another request's listener uses",
+            listener(80, "web-v1", 100),
+            403,
+            "already used by listener web of shop",
+        ),
+        ("weights adding up to 50", listener(80, "web-v2", 50), 400, "add up to 50"),
+    ] {
+        match put(listeners).await {
+            Err(kube::Error::Api(e)) => {
+                assert_eq!(e.code, code, "{what}: {e:?}");
+                assert!(e.message.contains(says), "{what}: {}", e.message);
+            }
+            other => panic!("{what}: admitted: {other:?}"),
+        }
+    }
+    put(listener(80, "web-v2", 100)).await.expect("a free Service is admitted");
+    let changed = put(listener(81, "web-v2", 100)).await;
+    assert!(matches!(&changed, Err(kube::Error::Api(e)) if e.code == 403 && e.message.contains("port")), "{changed:?}");
+}

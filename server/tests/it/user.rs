@@ -1,0 +1,88 @@
+//! A signed-in user calling server functions as the pages do, and what the tests of the pages'
+//! server functions share: answers read as the pages read them, a request and its phase.
+
+use app::domain::crd::Phase;
+use app::error::AppError;
+use app::screens::tickets::{TicketDetail, TicketForm};
+use reqwest::StatusCode;
+use serde::de::DeserializeOwned;
+
+use app::screens::loadbalancers::LbForm;
+use serde_json::json;
+
+use crate::helpers::{Backend, Lbdesk, lb_form, signed_in, spawn_lbdesk, until};
+
+/// A signed-in browser session.
+pub struct User {
+    pub client: reqwest::Client,
+    url: String,
+}
+
+impl User {
+    pub async fn sign_in(lbdesk: &Lbdesk, name: &str) -> User {
+        let client = signed_in(lbdesk, name).await;
+        User { client, url: lbdesk.url.clone() }
+    }
+
+    /// Calls a server function whose arguments are all strings.
+    pub async fn form(&self, endpoint: &str, args: &[(&str, &str)]) -> reqwest::Response {
+        let body: serde_json::Map<String, serde_json::Value> =
+            args.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+        self.json(endpoint, body.into()).await
+    }
+
+    /// Calls a JSON server function.
+    pub async fn json(&self, endpoint: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client.post(format!("{}/api/{endpoint}", self.url)).json(&body).send().await.expect("request")
+    }
+}
+
+/// The answer of a call that must succeed, read as the page reads it.
+pub async fn ok<T: DeserializeOwned>(res: reqwest::Response) -> T {
+    let status = res.status();
+    let body = res.text().await.expect("body");
+    assert!(status.is_success(), "{status}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// The typed error of a call that must be refused with `status`.
+pub async fn refused(res: reqwest::Response, status: StatusCode) -> AppError {
+    assert_eq!(res.status(), status);
+    res.json().await.expect("a typed error")
+}
+
+/// A request for an address of the load balancer `demo` in `namespace` of acp-region01.
+pub fn ticket_form(name: &str, namespace: &str, veip: &str) -> TicketForm {
+    TicketForm {
+        name: name.into(),
+        cluster: "acp-region01".into(),
+        namespace: namespace.into(),
+        loadbalancer: "demo".into(),
+        veip: veip.into(),
+        ..Default::default()
+    }
+}
+
+/// The request `name` as its page shows it.
+pub async fn ticket(user: &User, name: &str) -> TicketDetail {
+    ok(user.form("ticket/get", &[("name", name)]).await).await
+}
+
+/// Waits until the request `name` reaches `want`, and gives it.
+pub async fn wait_phase(user: &User, name: &str, want: Phase) -> TicketDetail {
+    until(&format!("{name} to be {want:?}"), 20, || async { ticket(user, name).await.row.phase == want }).await;
+    ticket(user, name).await
+}
+
+/// Saves a load balancer as the admin's form does.
+pub async fn save_lb(admin: &User, form: &LbForm) -> reqwest::Response {
+    admin.json("lb/save", json!({ "form": form })).await
+}
+
+/// lbdesk with the load balancer `demo` registered by the admin, who is signed in.
+pub async fn with_demo_lb(backend: Backend) -> (Lbdesk, User) {
+    let lbdesk = spawn_lbdesk(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    (lbdesk, admin)
+}
