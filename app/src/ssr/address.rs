@@ -40,9 +40,9 @@ pub async fn ticket(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket,
     Ok(t)
 }
 
-/// The addresses for `lbtype` the caller may see: their current project's (an admin's:
-/// `project`'s, or every project's when it is empty), deleted ones left out, by name.
-pub async fn addresses(caller: &Caller, project: &str, lbtype: LbType) -> Result<Vec<Lbticket>, AppError> {
+/// The requests the caller may see: their current project's (an admin's: `project`'s, or
+/// every project's when it is empty).
+pub async fn visible(caller: &Caller, project: &str) -> Result<Vec<Lbticket>, AppError> {
     if !project.is_empty() {
         dns_label("project", project).map_err(refused)?;
     }
@@ -58,12 +58,16 @@ pub async fn addresses(caller: &Caller, project: &str, lbtype: LbType) -> Result
     };
     let tickets =
         Api::<Lbticket>::all(super::mgmt()?).list(&params).await.map_err(|e| kube_error("address requests", e))?;
-    let mut tickets: Vec<Lbticket> = tickets
-        .items
+    Ok(tickets.items.into_iter().filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok()).collect())
+}
+
+/// The addresses for `lbtype` the caller may see ([`visible`]), deleted ones left out, by name.
+pub async fn addresses(caller: &Caller, project: &str, lbtype: LbType) -> Result<Vec<Lbticket>, AppError> {
+    let mut tickets: Vec<Lbticket> = visible(caller, project)
+        .await?
         .into_iter()
         .filter(|t| t.spec.lbtype == lbtype)
         .filter(|t| t.status.as_ref().is_none_or(|s| s.phase != Phase::Deleted))
-        .filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok())
         .collect();
     tickets.sort_by_key(|t| t.name_any());
     Ok(tickets)

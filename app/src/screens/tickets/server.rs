@@ -15,11 +15,11 @@ use crate::domain::crd::{
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
-    TicketUse, dns_label, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
+    TicketUse, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
     ticket_enableable, validate_ticket,
 };
 use crate::error::AppError;
-use crate::ssr::address::{WHAT, project_of, target, ticket as fetch};
+use crate::ssr::address::{project_of, ticket as fetch};
 use crate::ssr::guard::{Caller, Written, caller};
 use crate::ssr::{self, internal, kube_error, refused};
 
@@ -58,29 +58,7 @@ async fn usage(t: &Lbticket) -> Result<TicketUse, AppError> {
 /// `project`'s, or every project's when it is empty).
 pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
     let caller = caller().await?;
-    if !project.is_empty() {
-        dns_label("project", project).map_err(refused)?;
-    }
-    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
-    let wanted = if caller.may(Verb::Read, Target::AllProjects, WHAT).is_ok() {
-        project.to_string()
-    } else {
-        caller.user.project.clone().unwrap_or_default()
-    };
-    let params = if wanted.is_empty() {
-        ListParams::default()
-    } else {
-        ListParams::default().labels(&format!("{LABEL_PROJECT}={wanted}"))
-    };
-    let mut rows: Vec<TicketRow> = api
-        .list(&params)
-        .await
-        .map_err(|e| kube_error("address requests", e))?
-        .items
-        .iter()
-        .filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok())
-        .map(row)
-        .collect();
+    let mut rows: Vec<TicketRow> = ssr::address::visible(&caller, project).await?.iter().map(row).collect();
     rows.sort_by(|a, b| b.created.cmp(&a.created).then(a.name.cmp(&b.name)));
     Ok(rows)
 }
