@@ -6,9 +6,8 @@ use leptos_router::components::{ParentRoute, Redirect, Route, Router, Routes};
 use leptos_router::{Lazy, path};
 
 use crate::components::layout::Layout;
-use crate::components::notice::ComingSoon;
 use crate::pages::{login::LoginRoute, not_found::NotFound};
-use crate::screens::{audit, loadbalancers, rules, tickets};
+use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -49,11 +48,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/tickets/new") view={Lazy::<tickets::TicketFormRoute>::new()} />
                     <Route path=path!("/tickets/:name") view={Lazy::<tickets::TicketDetailRoute>::new()} />
                     <Route path=path!("/tickets/:name/edit") view={Lazy::<tickets::TicketFormRoute>::new()} />
-                    // NB: the pages of screens 3 and 5 are built (`screens::listeners`, `screens::ingresses`)
-                    // but wait for room in the browser bundle's limits (docs/perf.md).
-                    <Route path=path!("/listeners") view=|| view! { <ComingSoon title="Listeners" what="Virtual servers on the addresses of your project." /> } />
+                    <Route path=path!("/listeners") view={Lazy::<listeners::ListenersRoute>::new()} />
                     <Route path=path!("/rules") view={Lazy::<rules::RulesRoute>::new()} />
-                    <Route path=path!("/ingresses") view=|| view! { <ComingSoon title="F5 Ingress" what="Ingresses served by the F5 CIS of your cluster." /> } />
+                    <Route path=path!("/ingresses") view={Lazy::<ingresses::IngressesRoute>::new()} />
                     <Route path=path!("/audit") view={Lazy::<audit::AuditRoute>::new()} />
                 </ParentRoute>
             </Routes>

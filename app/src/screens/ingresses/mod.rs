@@ -13,6 +13,18 @@ use crate::components::address::{AddressSummary, ServiceChoice};
 use crate::domain::crd::{F5Ingress, IngressRule};
 use crate::error::AppError;
 
+/// The screen's page until its pages fit the browser bundle's limits (docs/perf.md); its server
+/// functions below are served meanwhile.
+#[component]
+pub fn IngressesSoon() -> impl IntoView {
+    view! { <crate::components::notice::ComingSoon title="F5 Ingress" what="Ingresses served by the F5 CIS of your cluster." /> }
+}
+
+crate::lazy_page!(
+    /// The screen's route: its code loads in its own browser chunk.
+    IngressesRoute => IngressesSoon
+);
+
 /// An address and its F5 Ingresses (a group of the list).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AddressIngresses {

@@ -13,6 +13,18 @@ use crate::components::preview::Preview;
 use crate::domain::crd::{Listener, Protocol, ServiceRef, Session};
 use crate::error::AppError;
 
+/// The screen's page until its pages fit the browser bundle's limits (docs/perf.md); its server
+/// functions below are served meanwhile.
+#[component]
+pub fn ListenersSoon() -> impl IntoView {
+    view! { <crate::components::notice::ComingSoon title="Listeners" what="Virtual servers on the addresses of your project." /> }
+}
+
+crate::lazy_page!(
+    /// The screen's route: its code loads in its own browser chunk.
+    ListenersRoute => ListenersSoon
+);
+
 /// A listener as the pages show it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ListenerRow {
