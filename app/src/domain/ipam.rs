@@ -333,6 +333,10 @@ mod tests {
             assert!(err.reason.contains(msg), "{}", err.reason);
             assert_eq!(err.to_string(), format!("{field}: {}", err.reason), "logs name the field");
         }
+        // A huge value is quoted cut short, not sent back whole.
+        let huge = "x".repeat(100_000);
+        let err = PairAllocator::new(&spec(&huge, "10.0.0.0/24", None.as_slice()), &[]).expect_err("refused");
+        assert!(err.reason.len() < 200, "{} bytes", err.reason.len());
     }
 
     #[test]

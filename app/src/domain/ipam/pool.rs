@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::{AllocError, RangeError, Side};
+use crate::domain::policy::shown;
 
 /// A set of `u128` offsets kept as merged, non-adjacent inclusive intervals (start → end).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,7 +98,7 @@ impl Pool {
     pub fn new(side: Side, cidr: &str, reserved: &[String]) -> Result<Pool, RangeError> {
         let bad_cidr = |reason: String| RangeError { field: side.cidr_field(), reason };
         let net: IpNet =
-            cidr.trim().parse().map_err(|_| bad_cidr(format!("{cidr:?} is not a CIDR such as 10.0.0.0/24")))?;
+            cidr.trim().parse().map_err(|_| bad_cidr(format!("{} is not a CIDR such as 10.0.0.0/24", shown(cidr))))?;
         if net.trunc() != net {
             return Err(bad_cidr(format!("{cidr} has host bits set; did you mean {}?", net.trunc())));
         }
@@ -126,10 +127,7 @@ impl Pool {
                     Err(_) => {
                         return Err(RangeError {
                             field: "reserved",
-                            reason: format!(
-                                "reserved entry {} is neither an address nor a CIDR",
-                                crate::domain::policy::shown(entry)
-                            ),
+                            reason: format!("reserved entry {} is neither an address nor a CIDR", shown(entry)),
                         });
                     }
                 },

@@ -178,7 +178,7 @@ pub fn partition_name(partition: &str) -> Verdict {
         ));
     }
     if ["Common", "Shared"].contains(&partition) {
-        return Err(Refusal::field("partition", format!("{partition} is reserved by BIG-IP.")));
+        return Err(Refusal::field("partition", format!("{} is reserved by BIG-IP.", shown(partition))));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::domain::crd::{
 };
 use crate::domain::ipam::PairAllocator;
 use crate::domain::policy::{
-    effective_partition, lb_deletable, lb_unique, lb_update, object_name, tickets_using, validate_credentials,
+    effective_partition, lb_deletable, lb_unique, lb_update, object_name, shown, tickets_using, validate_credentials,
     validate_lb,
 };
 use crate::error::AppError;
@@ -211,7 +211,10 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
     let (token, user, password) = (form.ltm_token.as_deref(), form.ve_user.as_deref(), form.ve_password.as_deref());
     validate_credentials(token, user, password, form.generation.is_none()).map_err(refused)?;
     if !ssr::state()?.clusters.members().contains(&spec.cluster) {
-        return Err(AppError::invalid("cluster", format!("{} is not a member cluster lbdesk knows.", spec.cluster)));
+        return Err(AppError::invalid(
+            "cluster",
+            format!("{} is not a member cluster lbdesk knows.", shown(&spec.cluster)),
+        ));
     }
     let (lbs, tickets) = all().await?;
     lb_unique(&name, &spec, lbs.iter().map(|l| (l.metadata.name.as_deref().unwrap_or(""), &l.spec)))
