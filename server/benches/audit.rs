@@ -149,18 +149,8 @@ async fn through_the_server(dir: &std::path::Path) -> anyhow::Result<()> {
     let server = Server::build(common::args(dir)?).await.context("lbdesk did not start")?;
     let url = server.url.clone();
     tokio::spawn(server.run_until(std::future::pending()));
-    let same_origin = [(reqwest::header::ORIGIN, reqwest::header::HeaderValue::from_str(&url)?)];
     for user in ["admin", "alice"] {
-        let browser = reqwest::Client::builder()
-            .cookie_store(true)
-            .default_headers(same_origin.clone().into_iter().collect())
-            .build()?;
-        let res = browser
-            .post(format!("{url}/api/login"))
-            .form(&[("username", user), ("password", &format!("{user}-demo"))])
-            .send()
-            .await?;
-        ensure!(res.status().is_success(), "{user} could not sign in: {}", res.status());
+        let browser = common::signed_in(&url, user).await?;
         common::measure(&format!("POST /api/audit/list as {user}, first page"), "rows", || async {
             let res = browser.post(format!("{url}/api/audit/list")).json(&json!({"query": {}})).send().await?;
             ensure!(res.status().is_success(), "{}", res.status());

@@ -120,15 +120,7 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
 
-    let same_origin = [(reqwest::header::ORIGIN, reqwest::header::HeaderValue::from_str(&url)?)];
-    let alice =
-        reqwest::Client::builder().cookie_store(true).default_headers(same_origin.into_iter().collect()).build()?;
-    let res = alice
-        .post(format!("{url}/api/login"))
-        .form(&[("username", "alice"), ("password", "alice-demo")])
-        .send()
-        .await?;
-    ensure!(res.status().is_success(), "alice could not sign in: {}", res.status());
+    let alice = common::signed_in(&url, "alice").await?;
     let call = |path: &'static str, args: Value| {
         let alice = alice.clone();
         let url = url.clone();

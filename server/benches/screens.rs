@@ -56,17 +56,7 @@ async fn main() -> anyhow::Result<()> {
             .with_context(|| format!("status of {name}"))?;
     }
 
-    // NB: writes must say they come from the site's own pages (the cross-site check).
-    let same_origin = [(reqwest::header::ORIGIN, reqwest::header::HeaderValue::from_str(&url)?)];
-    let browser =
-        reqwest::Client::builder().cookie_store(true).default_headers(same_origin.into_iter().collect()).build()?;
-    let res = browser
-        .post(format!("{url}/api/login"))
-        .form(&[("username", "alice"), ("password", "alice-demo")])
-        .send()
-        .await
-        .context("sign in")?;
-    ensure!(res.status().is_success(), "alice could not sign in: {}", res.status());
+    let browser = common::signed_in(&url, "alice").await?;
 
     println!("{TICKETS} address requests in project-a, {} rounds each:", common::ROUNDS);
     let page = common::measure("GET /tickets (whole server-side rendered page)", "bytes", || async {

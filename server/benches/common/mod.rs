@@ -45,6 +45,23 @@ pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> anyhow::Re
     Ok(Client::try_from(config)?)
 }
 
+/// A browser session of demo user `user` (password `<user>-demo`) on the web UI at `url`,
+/// signed in; its writes say they come from the site's own pages (the cross-site check).
+#[allow(dead_code)] // NB: not every benchmark signs in.
+pub async fn signed_in(url: &str, user: &str) -> anyhow::Result<reqwest::Client> {
+    let same_origin = [(reqwest::header::ORIGIN, reqwest::header::HeaderValue::from_str(url)?)];
+    let browser =
+        reqwest::Client::builder().cookie_store(true).default_headers(same_origin.into_iter().collect()).build()?;
+    let res = browser
+        .post(format!("{url}/api/login"))
+        .form(&[("username", user), ("password", &format!("{user}-demo"))])
+        .send()
+        .await
+        .context("sign in")?;
+    anyhow::ensure!(res.status().is_success(), "{user} could not sign in: {}", res.status());
+    Ok(browser)
+}
+
 /// Runs per measurement, after two warm-up runs.
 pub const ROUNDS: usize = 50;
 

@@ -12,16 +12,7 @@ pub const MAX_INGRESS_RULES: usize = 64;
 
 /// Whether F5 Ingresses may be added to (or changed on) a ticket: Enabled, and meant for them.
 pub fn ingress_creatable(phase: Phase, lbtype: LbType) -> Verdict {
-    if lbtype != LbType::Ingress {
-        return Err(Refusal::action("This address is for listeners; it carries no F5 Ingress."));
-    }
-    if phase != Phase::Enabled {
-        return Err(Refusal::action(format!(
-            "F5 Ingresses can be added once the address is Enabled; it is {}.",
-            phase.as_str()
-        )));
-    }
-    Ok(())
+    super::carries(phase, lbtype, LbType::Ingress)
 }
 
 /// Whether a ticket's F5 Ingresses may change from `old` to `new`: one added or edited needs

@@ -9,16 +9,7 @@ use crate::domain::crd::{LbType, Listener, Phase, ServiceRef, Session};
 
 /// Whether listeners may be added to a ticket: Enabled, and meant for listeners.
 pub fn listener_creatable(phase: Phase, lbtype: LbType) -> Verdict {
-    if lbtype != LbType::Listener {
-        return Err(Refusal::action("This address is for an F5 Ingress; it carries no listeners."));
-    }
-    if phase != Phase::Enabled {
-        return Err(Refusal::action(format!(
-            "Listeners can be added once the address is Enabled; it is {}.",
-            phase.as_str()
-        )));
-    }
-    Ok(())
+    super::carries(phase, lbtype, LbType::Listener)
 }
 
 /// Whether `listener` may be deleted from a ticket used as `usage` says: not while rules use it.

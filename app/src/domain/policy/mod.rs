@@ -25,6 +25,8 @@ pub use ticket_use::*;
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::crd::{LbType, Phase};
+
 /// Why an action is not allowed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{reason}")]
@@ -64,6 +66,25 @@ pub type Verdict = Result<(), Refusal>;
 /// The reason text of a verdict, for a tooltip (`None` when allowed).
 pub fn reason(verdict: &Verdict) -> Option<String> {
     verdict.as_ref().err().map(|r| r.reason.clone())
+}
+
+/// Whether what an address of type `wanted` carries (listeners, F5 Ingresses) may be put on one
+/// of type `lbtype` in `phase`: only on an Enabled address of that type.
+fn carries(phase: Phase, lbtype: LbType, wanted: LbType) -> Verdict {
+    let (things, not_here) = match wanted {
+        LbType::Listener => ("Listeners", "This address is for an F5 Ingress; it carries no listeners."),
+        LbType::Ingress => ("F5 Ingresses", "This address is for listeners; it carries no F5 Ingress."),
+    };
+    if lbtype != wanted {
+        return Err(Refusal::action(not_here));
+    }
+    if phase != Phase::Enabled {
+        return Err(Refusal::action(format!(
+            "{things} can be added once the address is Enabled; it is {}.",
+            phase.as_str()
+        )));
+    }
+    Ok(())
 }
 
 /// Plural-aware "N thing(s)".
