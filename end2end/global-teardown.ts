@@ -1,4 +1,4 @@
-import { panics, serverLog } from './server-log';
+import { panics, serverLog } from './server';
 
 /** Fails the run when the server panicked at any time, inside a test or between tests. */
 export default async function globalTeardown() {

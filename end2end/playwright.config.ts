@@ -1,12 +1,9 @@
 import { defineConfig } from '@playwright/test';
-import * as os from 'os';
 import * as path from 'path';
-import { port, serverLog } from './server-log';
+import { apiPort, bin, dataDir, port, serverLog } from './server';
 
 // The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory.
 // Its log goes to a file that every test reads for panics (tests/fixtures.ts).
-const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/debug/lbdesk');
-const dataDir = path.join(os.tmpdir(), `lbdesk-e2e-${port}`);
 
 export default defineConfig({
   testDir: './tests',
@@ -36,7 +33,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

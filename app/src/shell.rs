@@ -49,8 +49,14 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/tickets/:name") view={Lazy::<tickets::TicketDetailRoute>::new()} />
                     <Route path=path!("/tickets/:name/edit") view={Lazy::<tickets::TicketFormRoute>::new()} />
                     <Route path=path!("/listeners") view={Lazy::<listeners::ListenersRoute>::new()} />
+                    <Route path=path!("/listeners/:ticket/new") view={Lazy::<listeners::ListenerFormRoute>::new()} />
+                    <Route path=path!("/listeners/:ticket/:name") view={Lazy::<listeners::ListenerDetailRoute>::new()} />
+                    <Route path=path!("/listeners/:ticket/:name/edit") view={Lazy::<listeners::ListenerFormRoute>::new()} />
                     <Route path=path!("/rules") view={Lazy::<rules::RulesRoute>::new()} />
                     <Route path=path!("/ingresses") view={Lazy::<ingresses::IngressesRoute>::new()} />
+                    <Route path=path!("/ingresses/:ticket/new") view={Lazy::<ingresses::IngressFormRoute>::new()} />
+                    <Route path=path!("/ingresses/:ticket/:name") view={Lazy::<ingresses::IngressDetailRoute>::new()} />
+                    <Route path=path!("/ingresses/:ticket/:name/edit") view={Lazy::<ingresses::IngressFormRoute>::new()} />
                     <Route path=path!("/audit") view={Lazy::<audit::AuditRoute>::new()} />
                 </ParentRoute>
             </Routes>

@@ -1,6 +1,6 @@
 import { expect, test as base } from '@playwright/test';
 import * as fs from 'fs';
-import { panics, serverLog } from '../server-log';
+import { panics, serverLog } from '../server';
 
 /**
  * Playwright's `test`, failing any test during which the server logged a panic: a panic is a

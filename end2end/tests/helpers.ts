@@ -49,19 +49,20 @@ export async function fillLoadbalancer(
 }
 
 /** Opens the request form and fills it in, as a tenant, without sending it. */
-export async function fillRequest(page: Page, name: string, namespace: string, veip = '') {
+export async function fillRequest(page: Page, name: string, namespace: string, veip = '', lbtype = 'listener') {
   await page.goto('/tickets/new');
   await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill(name);
   await page.getByLabel('Namespace').selectOption(namespace);
+  await page.getByLabel('Type').selectOption(lbtype);
   if (veip) {
     await page.getByLabel('VE IP').fill(veip);
   }
 }
 
 /** Requests an address through the form, as a tenant, and lands on its page. */
-export async function requestAddress(page: Page, name: string, namespace: string, veip = '') {
-  await fillRequest(page, name, namespace, veip);
+export async function requestAddress(page: Page, name: string, namespace: string, veip = '', lbtype = 'listener') {
+  await fillRequest(page, name, namespace, veip, lbtype);
   await page.getByRole('button', { name: 'Request' }).click();
   await expect(page).toHaveURL(new RegExp(`/tickets/${name}$`));
 }

@@ -10,7 +10,7 @@ const screens = [
   { link: 'Address requests', path: '/tickets', heading: 'Address requests' },
   { link: 'Listeners', path: '/listeners', heading: 'Listeners' },
   { link: 'Rules', path: '/rules', heading: 'Rules' },
-  { link: 'F5 Ingress', path: '/ingresses', heading: 'F5 Ingress' },
+  { link: 'F5 Ingress', path: '/ingresses', heading: 'F5 Ingresses' },
 ];
 
 /** Marks the current document, so a later check can tell client-side routing from a reload. */

@@ -19,8 +19,10 @@ use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_di
 const FIRST_LOAD_LIMIT: u64 = 380_000;
 /// The most one chunk may weigh, gzipped.
 const CHUNK_LIMIT: u64 = 60_000;
-/// The most all the wasm together may weigh, gzipped.
-const TOTAL_LIMIT: u64 = 550_000;
+/// The most all the wasm together may weigh, gzipped. NB: 550,000 B when three of the seven
+/// screens were placeholders; the screens' own code takes it past that, so it grows with them
+/// while the limits a browser feels (a page's first load, one chunk) stay (docs/perf.md).
+const TOTAL_LIMIT: u64 = 700_000;
 /// The module the split loader imports; Leptos's `HydrationScripts` asks for this name.
 const SPLIT_LINK: &str = "./__wasm_split.______________________.js";
 /// Where SSR reads which chunks each lazy route needs.

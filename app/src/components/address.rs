@@ -1,9 +1,12 @@
 //! What the screens built on an address (listeners, rules, F5 Ingresses) share: the address's
-//! summary, whether the member cluster carries it, and the Services a namespace offers.
+//! summary, the Services a namespace offers, the weighted-services editor and its split bar.
 
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::crd::{LbType, Phase};
+use crate::components::controls::{PhaseBadge, ReasonButton};
+use crate::domain::crd::{LbType, Phase, ServiceRef};
 
 /// An address request as the screens on it show it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -47,4 +50,188 @@ pub enum Carried {
 pub struct ServiceChoice {
     pub name: String,
     pub ports: Vec<u16>,
+}
+
+/// The address's name, namespace, VE IP and phase, in one line under a page's heading.
+#[component]
+pub fn AddressLine(address: AddressSummary) -> impl IntoView {
+    view! {
+        <p class="muted">
+            "Address request " <a href=format!("/tickets/{}", address.ticket)>{address.ticket.clone()}</a>
+            {format!(" · {} / {} · VE {} ", address.cluster, address.namespace, if address.veip.is_empty() { "—" } else { &address.veip })}
+            <PhaseBadge phase=address.phase />
+        </p>
+    }
+}
+
+/// One address of a list page: its name and whether the member cluster carries it, the button
+/// adding one more thing to it (greyed with the reason when it cannot), its line, and below
+/// them `children` (its things).
+#[component]
+pub fn AddressGroup(
+    address: AddressSummary,
+    /// The add button's label.
+    add_label: &'static str,
+    /// Where the add button goes.
+    add_href: String,
+    /// Why nothing can be added now; `None` when it can.
+    add: Option<String>,
+    children: Children,
+) -> impl IntoView {
+    let ticket = address.ticket.clone();
+    view! {
+        <section class="group" id=format!("t-{ticket}") aria-label=format!("Address request {ticket}")>
+            <div class="page-head">
+                <h2>{ticket.clone()} " " <CarriedBadge carried=address.carried.clone() /></h2>
+                <ReasonButton label=add_label reason=Signal::derive(move || add.clone())
+                    on_click=move |_| use_navigate()(&add_href, Default::default()) />
+            </div>
+            <AddressLine address />
+            {children()}
+        </section>
+    }
+}
+
+/// Whether the member cluster carries the current version, as a badge with the reason.
+#[component]
+pub fn CarriedBadge(carried: Carried) -> impl IntoView {
+    let (class, text, title) = match carried {
+        Carried::Yes => ("badge badge-ok", "In the cluster", String::new()),
+        Carried::Pending => ("badge badge-info", "Being written…", String::new()),
+        Carried::Refused(why) => ("badge badge-bad", "Refused", why),
+        Carried::Idle => ("badge badge-neutral", "Not in service", String::new()),
+    };
+    view! { <span class=class title=title data-testid="carried">{text}</span> }
+}
+
+/// Weights as a bar split between the services, each part labelled. Static: a list renders a
+/// thousand of them, so it carries no reactive node; an editor re-renders it as weights change.
+#[component]
+pub fn SplitBar(services: Vec<ServiceRef>) -> impl IntoView {
+    let label = split_label(&services);
+    let parts = services.into_iter().enumerate().filter(|(_, s)| s.weight > 0).map(|(i, s)| {
+        let style = format!("flex-grow: {}", s.weight);
+        view! { <span class=format!("split-part split-{}", i % 6) style=style>{format!("{} {}%", s.service, s.weight)}</span> }
+    });
+    view! { <div class="split" role="img" aria-label=label.clone() title=label>{parts.collect_view()}</div> }
+}
+
+/// What a split bar says to a screen reader.
+fn split_label(services: &[ServiceRef]) -> String {
+    services.iter().map(|s| format!("{}:{} {}%", s.service, s.port, s.weight)).collect::<Vec<_>>().join(", ")
+}
+
+/// Edits weighted services: a Service of `offered`, one of its ports, a weight; rows added and
+/// removed; the split bar and the sum shown live.
+#[component]
+pub fn ServicesEditor(
+    /// The services being edited.
+    services: RwSignal<Vec<ServiceRef>>,
+    /// What may be picked.
+    offered: Vec<ServiceChoice>,
+    /// The message beside the editor.
+    #[prop(into)]
+    error: Signal<Option<String>>,
+) -> impl IntoView {
+    let offered = StoredValue::new(offered);
+    let add = move |_| {
+        let first = offered.with_value(|o| o.first().cloned());
+        if let Some(first) = first {
+            let port = first.ports.first().copied().unwrap_or_default();
+            services.update(|s| {
+                let weight = if s.is_empty() { 100 } else { 0 };
+                s.push(ServiceRef { service: first.name, port, weight })
+            });
+        }
+    };
+    let total = move || services.with(|s| s.iter().map(|s| s.weight).sum::<u32>());
+    // NB: the rows re-render when their number changes, not on every keystroke.
+    let count = Memo::new(move |_| services.with(Vec::len));
+    view! {
+        <div class="field" class:has-error=move || error.get().is_some()>
+            <span class="label" id="services-label">"Services"</span>
+            <div class="services" role="group" aria-labelledby="services-label">
+                {move || (0..count.get()).map(|i| view! {
+                    <div class="service-row">
+                        <ServicePicker offered row=i
+                            chosen=Signal::derive(move || services.with(|s| s.get(i).map(|r| (r.service.clone(), r.port))).unwrap_or_default())
+                            on_pick=move |(name, port): (String, u16)| services.update(|s| if let Some(row) = s.get_mut(i) { row.service = name; row.port = port; }) />
+                        <input type="number" min="0" max="100" class="weight" aria-label=format!("Weight {}", i + 1)
+                            prop:value=move || services.with(|s| s.get(i).map(|r| r.weight.to_string())).unwrap_or_default()
+                            on:input=move |ev| {
+                                let weight = event_target_value(&ev).trim().parse().unwrap_or_default();
+                                services.update(|s| if let Some(row) = s.get_mut(i) { row.weight = weight; });
+                            } />
+                        <span class="muted">"%"</span>
+                        <button type="button" class="btn btn-ghost" aria-label=format!("Remove service {}", i + 1)
+                            on:click=move |_| services.update(|s| { if i < s.len() { s.remove(i); } })>"×"</button>
+                    </div>
+                }).collect_view()}
+                <NoneFree offered />
+                <button type="button" class="btn btn-ghost" on:click=add disabled=move || offered.with_value(Vec::is_empty)>"+ Add service"</button>
+            </div>
+            {move || view! { <SplitBar services=services.get() /> }}
+            <span class="help" data-testid="weight-sum" class:field-error=move || total() != 100>
+                {move || format!("Weights add up to {}; they must add up to 100.", total())}
+            </span>
+            <span class="field-error" role="alert">{move || error.get()}</span>
+        </div>
+    }
+}
+
+/// A Service of `offered` and one of its ports, as two selects (of row `row`, counted from 0);
+/// picking a Service picks its first port.
+#[component]
+pub fn ServicePicker(
+    offered: StoredValue<Vec<ServiceChoice>>,
+    row: usize,
+    /// The Service and port chosen now.
+    #[prop(into)]
+    chosen: Signal<(String, u16)>,
+    /// Called with the new choice.
+    #[prop(into)]
+    on_pick: Callback<(String, u16)>,
+) -> impl IntoView {
+    let ports_of = move |service: &str| {
+        offered.with_value(|o| o.iter().find(|c| c.name == service).map(|c| c.ports.clone()).unwrap_or_default())
+    };
+    view! {
+        <select aria-label=format!("Service {}", row + 1) on:change=move |ev| {
+            let name = event_target_value(&ev);
+            let port = ports_of(&name).first().copied().unwrap_or_default();
+            on_pick.run((name, port));
+        }>
+            {move || {
+                let chosen = chosen.get().0;
+                let mut names: Vec<String> = offered.with_value(|o| o.iter().map(|c| c.name.clone()).collect());
+                if !chosen.is_empty() && !names.contains(&chosen) {
+                    names.insert(0, chosen.clone());
+                }
+                names.into_iter().map(|n| view! { <option value=n.clone() selected=n == chosen>{n.clone()}</option> }).collect_view()
+            }}
+        </select>
+        <select aria-label=format!("Port {}", row + 1) on:change=move |ev| {
+            let port = event_target_value(&ev).parse().unwrap_or_default();
+            on_pick.run((chosen.get_untracked().0, port));
+        }>
+            {move || {
+                let (name, chosen) = chosen.get();
+                let mut ports = ports_of(&name);
+                if !ports.contains(&chosen) {
+                    ports.insert(0, chosen);
+                }
+                ports.into_iter().map(|p| view! { <option value=p.to_string() selected=p == chosen>{p.to_string()}</option> }).collect_view()
+            }}
+        </select>
+    }
+}
+
+/// What a Service picker says when the namespace has no free Service.
+#[component]
+pub fn NoneFree(offered: StoredValue<Vec<ServiceChoice>>) -> impl IntoView {
+    move || {
+        offered.with_value(Vec::is_empty).then(|| view! {
+            <p class="muted">"No Service of this namespace is free: each is used by another listener, rule or F5 Ingress."</p>
+        })
+    }
 }

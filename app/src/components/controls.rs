@@ -55,6 +55,32 @@ pub fn ReasonButton(
     }
 }
 
+/// A form's button that says what it is doing while `busy` (and cannot be pressed again), or is
+/// disabled while `blocked`. One component for every form: each inline copy of its two closures
+/// costs code in the browser bundle.
+#[component]
+pub fn BusyButton(
+    label: &'static str,
+    /// Said while busy ("Saving…").
+    busy_label: &'static str,
+    #[prop(into)] busy: Signal<bool>,
+    /// Whether the button cannot be pressed for another reason.
+    #[prop(optional, into)]
+    blocked: Signal<bool>,
+    /// A submit button (the form's primary action) rather than a plain one.
+    #[prop(optional)]
+    submit: bool,
+    #[prop(optional, into)] on_click: Option<Callback<()>>,
+) -> impl IntoView {
+    let (kind, class) = if submit { ("submit", "btn btn-primary") } else { ("button", "btn") };
+    view! {
+        <button type=kind class=class disabled=move || busy.get() || blocked.get()
+            on:click=move |_| if let Some(f) = on_click { f.run(()) }>
+            {move || if busy.get() { busy_label } else { label }}
+        </button>
+    }
+}
+
 /// A destructive action that asks first.
 #[component]
 pub fn ConfirmButton(

@@ -7,6 +7,7 @@ use leptos_router::hooks::use_query_map;
 use server_fn::ServerFn;
 
 use crate::auth::Login as LoginAction;
+use crate::components::controls::BusyButton;
 
 /// Sign-in form; a wrong user name or password gets one message, at the form.
 #[component]
@@ -50,16 +51,14 @@ pub fn Login() -> impl IntoView {
                         />
                     </div>
                     <p id="login-error" class="field-error" role="alert">{error}</p>
-                    <button type="submit" class="btn btn-primary" disabled=move || login.pending().get()>
-                        {move || if login.pending().get() { "Signing in…" } else { "Sign in" }}
-                    </button>
+                    <BusyButton label="Sign in" busy_label="Signing in…" busy=login.pending() submit=true />
                 </form>
             </div>
         </div>
     }
 }
 
-crate::lazy_page!(
+crate::lazy_screen!(login_screen {
     /// The sign-in route: its code loads in its own browser chunk.
-    LoginRoute => Login
-);
+    LoginRoute => Login,
+});

@@ -14,10 +14,10 @@ use crate::error::AppError;
 
 pub use list::AuditLog;
 
-crate::lazy_page!(
+crate::lazy_screen!(audit_screen {
     /// The audit log's route: its code loads in its own browser chunk.
-    AuditRoute => AuditLog
-);
+    AuditRoute => AuditLog,
+});
 
 /// The actions the filter offers (what the log records).
 pub const ACTIONS: [&str; 5] = ["create", "update", "delete", "enable", "disable"];

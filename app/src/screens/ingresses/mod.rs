@@ -1,8 +1,12 @@
 //! Screen 5: F5 Ingresses on the addresses of the user's projects, kept in their request's
 //! `spec.ingresses` and written by the reconciler as Kubernetes Ingresses that F5 CIS serves.
 //! The types both halves share and the server functions are here; their server-side bodies are
-//! in `server`. The pages wait for room in the browser bundle.
+//! in `server`, the pages beside it.
 
+mod detail;
+mod form;
+mod list;
+mod parts;
 #[cfg(feature = "ssr")]
 mod server;
 
@@ -13,17 +17,20 @@ use crate::components::address::{AddressSummary, ServiceChoice};
 use crate::domain::crd::{F5Ingress, IngressRule};
 use crate::error::AppError;
 
-/// The screen's page until its pages fit the browser bundle's limits (docs/perf.md); its server
-/// functions below are served meanwhile.
-#[component]
-pub fn IngressesSoon() -> impl IntoView {
-    view! { <crate::components::notice::ComingSoon title="F5 Ingress" what="Ingresses served by the F5 CIS of your cluster." /> }
-}
+pub use detail::IngressDetailPage;
+pub use form::IngressFormPage;
+pub use list::Ingresses;
 
-crate::lazy_page!(
-    /// The screen's route: its code loads in its own browser chunk.
-    IngressesRoute => IngressesSoon
-);
+crate::lazy_screen!(ingresses_screen {
+    /// The list's route: the screen's pages load in one browser chunk.
+    IngressesRoute => Ingresses,
+    /// An F5 Ingress's page.
+    IngressDetailRoute => IngressDetailPage,
+});
+crate::lazy_screen!(ingresses_form {
+    /// The F5 Ingress form, new or edit.
+    IngressFormRoute => IngressFormPage,
+});
 
 /// An address and its F5 Ingresses (a group of the list).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,6 +114,13 @@ impl IngressForm {
             tls_secret: self.tls_secret.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(String::from),
         }
     }
+}
+
+/// The hosts an Ingress's routes match, as the pages show them.
+fn hosts(ingress: &F5Ingress) -> String {
+    let mut hosts: Vec<&str> = ingress.rules.iter().map(|r| r.host.as_deref().unwrap_or("*")).collect();
+    hosts.dedup();
+    hosts.join(", ")
 }
 
 /// The F5 Ingresses of the current project's addresses (an admin: of `project`, or all when

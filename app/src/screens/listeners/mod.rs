@@ -1,7 +1,10 @@
 //! Screen 3: listeners (virtual servers) on the addresses of the user's projects, kept in their
 //! request's `spec.listeners`. The types both halves share and the server functions are here;
-//! their server-side bodies are in `server`. The pages wait for room in the browser bundle.
+//! their server-side bodies are in `server`, the pages beside it.
 
+mod detail;
+mod form;
+mod list;
 #[cfg(feature = "ssr")]
 mod server;
 
@@ -13,17 +16,20 @@ use crate::components::preview::Preview;
 use crate::domain::crd::{Listener, Protocol, ServiceRef, Session};
 use crate::error::AppError;
 
-/// The screen's page until its pages fit the browser bundle's limits (docs/perf.md); its server
-/// functions below are served meanwhile.
-#[component]
-pub fn ListenersSoon() -> impl IntoView {
-    view! { <crate::components::notice::ComingSoon title="Listeners" what="Virtual servers on the addresses of your project." /> }
-}
+pub use detail::ListenerDetailPage;
+pub use form::ListenerFormPage;
+pub use list::Listeners;
 
-crate::lazy_page!(
-    /// The screen's route: its code loads in its own browser chunk.
-    ListenersRoute => ListenersSoon
-);
+crate::lazy_screen!(listeners_screen {
+    /// The list's route: the screen's pages load in one browser chunk.
+    ListenersRoute => Listeners,
+    /// A listener's page.
+    ListenerDetailRoute => ListenerDetailPage,
+});
+crate::lazy_screen!(listeners_form {
+    /// The listener form, new or edit.
+    ListenerFormRoute => ListenerFormPage,
+});
 
 /// A listener as the pages show it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,6 +115,25 @@ impl ListenerForm {
             session: self.session,
             services: self.services.clone(),
         }
+    }
+}
+
+/// How a protocol reads on the pages.
+fn protocol_label(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Http => "HTTP",
+        Protocol::Https => "HTTPS",
+        Protocol::Tcp => "TCP",
+        Protocol::Udp => "UDP",
+    }
+}
+
+/// How a persistence reads on the pages.
+fn session_label(s: Session) -> &'static str {
+    match s {
+        Session::Cookie => "Cookie",
+        Session::SourceAddress => "Source address",
+        Session::None => "None",
     }
 }
 

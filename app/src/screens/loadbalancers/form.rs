@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 
 use super::{LbChoices, LbDetail, LbForm, SaveLoadbalancer, get_loadbalancer, loadbalancer_choices};
-use crate::components::controls::KeyValueEditor;
+use crate::components::controls::{BusyButton, KeyValueEditor};
 use crate::components::form::{Field, FormError, action_error, editor, field_error, navigate_on_success, set_field};
 use crate::domain::policy::{lb_field_editable, reason};
 
@@ -168,9 +168,7 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
                 <textarea id="reserved" rows="2" prop:value=move || form.get().reserved on:input=set(|f, v| f.reserved = v)></textarea>
             </Field>
             <div class="form-actions">
-                <button type="submit" class="btn btn-primary" disabled=move || save.pending().get()>
-                    {move || if save.pending().get() { "Saving…" } else { "Save" }}
-                </button>
+                <BusyButton label="Save" busy_label="Saving…" busy=save.pending() submit=true />
                 <A href="/loadbalancers" attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>

@@ -18,18 +18,16 @@ pub use detail::LoadbalancerDetail;
 pub use form::LoadbalancerForm;
 pub use list::Loadbalancers;
 
-crate::lazy_page!(
-    /// The list's route: each page of the screen loads in its own browser chunk.
-    LoadbalancersRoute => Loadbalancers
-);
-crate::lazy_page!(
+crate::lazy_screen!(loadbalancers_screen {
+    /// The list's route: the screen's pages load in one browser chunk.
+    LoadbalancersRoute => Loadbalancers,
     /// A load balancer's page.
-    LoadbalancerDetailRoute => LoadbalancerDetail
-);
-crate::lazy_page!(
+    LoadbalancerDetailRoute => LoadbalancerDetail,
+});
+crate::lazy_screen!(loadbalancers_form {
     /// The load balancer form, new or edit.
-    LoadbalancerFormRoute => LoadbalancerForm
-);
+    LoadbalancerFormRoute => LoadbalancerForm,
+});
 
 /// A row of the list.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

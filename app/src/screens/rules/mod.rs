@@ -10,7 +10,7 @@ pub fn Rules() -> impl IntoView {
     view! { <ComingSoon title="Rules" what="Canary and content routing on a listener." /> }
 }
 
-crate::lazy_page!(
+crate::lazy_screen!(rules_screen {
     /// The screen's route: its code loads in its own browser chunk.
-    RulesRoute => Rules
-);
+    RulesRoute => Rules,
+});

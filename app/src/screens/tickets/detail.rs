@@ -11,7 +11,10 @@ use crate::components::list::table_or_none;
 use crate::components::loaded::{Loaded, poll};
 use crate::components::time::LocalTime;
 use crate::domain::crd::{DesiredState, LbType, Phase};
-use crate::domain::policy::{reason, ticket_deletable, ticket_disableable, ticket_editable, ticket_enableable};
+use crate::domain::policy::{
+    ingress_creatable, listener_creatable, reason, ticket_deletable, ticket_disableable, ticket_editable,
+    ticket_enableable,
+};
 
 /// Whether the reconciler is still carrying the request towards what was asked of it.
 fn in_motion(phase: Phase, state: DesiredState) -> bool {
@@ -54,6 +57,14 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
     let error = action_error(act);
     let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
     let go = |href: String| move |_| use_navigate()(&href, Default::default());
+    let (add_label, add_reason) = match d.row.lbtype {
+        LbType::Listener => ("Add listener", reason(&listener_creatable(phase, d.row.lbtype))),
+        LbType::Ingress => ("Add F5 Ingress", reason(&ingress_creatable(phase, d.row.lbtype))),
+    };
+    let add_href = match d.row.lbtype {
+        LbType::Listener => format!("/listeners/{name}/new"),
+        LbType::Ingress => format!("/ingresses/{name}/new"),
+    };
     let (uses, used_href) = match d.row.lbtype {
         LbType::Listener => (format!("{} listener(s)", d.usage.listeners), format!("/listeners#t-{name}")),
         LbType::Ingress => (format!("{} F5 Ingress(es)", d.usage.ingresses), "/ingresses".to_string()),
@@ -63,6 +74,7 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
         <div class="page-head">
             <h1>{format!("Address request {name}")} " " <PhaseBadge phase /></h1>
             <div class="actions">
+                <ReasonButton label=add_label reason=Signal::derive(move || add_reason.clone()) on_click=go(add_href) />
                 <ReasonButton label="Edit" reason=Signal::derive(move || edit_reason.clone()) on_click=go(format!("/tickets/{name}/edit")) />
                 {match phase {
                     Phase::Disabled => view! {

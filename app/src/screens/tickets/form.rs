@@ -5,6 +5,7 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 
 use super::{SaveTicket, TicketChoices, TicketDetail, TicketForm, check_address, get_ticket, ticket_form_choices};
+use crate::components::controls::BusyButton;
 use crate::components::form::{Field, FormError, action_error, editor, field_error, navigate_on_success, set_field};
 use crate::domain::crd::LbType;
 use crate::domain::ipam::Side;
@@ -148,9 +149,8 @@ fn TicketFormBody(choices: TicketChoices, detail: Option<TicketDetail>) -> impl 
                 <input id="ltmip" disabled=locked value=move || form.get().ltmip on:input=set(|f, v| f.ltmip = v) />
             </Field>
             <div class="form-actions">
-                <button type="submit" class="btn btn-primary" disabled=move || save.pending().get() || locked>
-                    {move || if save.pending().get() { "Submitting…" } else if editing { "Save" } else { "Request" }}
-                </button>
+                <BusyButton label=if editing { "Save" } else { "Request" } busy_label="Submitting…" busy=save.pending()
+                    blocked=locked submit=true />
                 <A href="/tickets" attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>

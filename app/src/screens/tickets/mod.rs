@@ -19,18 +19,16 @@ pub use detail::TicketDetailPage;
 pub use form::TicketFormPage;
 pub use list::Tickets;
 
-crate::lazy_page!(
-    /// The list's route: each page of the screen loads in its own browser chunk.
-    TicketsRoute => Tickets
-);
-crate::lazy_page!(
+crate::lazy_screen!(tickets_screen {
+    /// The list's route: the screen's pages load in one browser chunk.
+    TicketsRoute => Tickets,
     /// A request's page.
-    TicketDetailRoute => TicketDetailPage
-);
-crate::lazy_page!(
+    TicketDetailRoute => TicketDetailPage,
+});
+crate::lazy_screen!(tickets_form {
     /// The request form, new or edit.
-    TicketFormRoute => TicketFormPage
-);
+    TicketFormRoute => TicketFormPage,
+});
 
 /// A row of the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
