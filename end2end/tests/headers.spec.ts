@@ -106,7 +106,7 @@ test('every screen of an admin loads, hydrates and responds with no policy viola
   await navigate(page, 'Address requests', 'Address requests', problems);
   await navigate(page, 'Listeners', 'Listeners', problems);
   await navigate(page, 'Rules', 'Rules', problems);
-  await navigate(page, 'F5 Ingress', 'F5 Ingress', problems);
+  await navigate(page, 'F5 Ingress', 'F5 Ingresses', problems);
   await navigate(page, 'Load balancers', 'Load balancers', problems);
   // A screen's own controls respond.
   await page.getByLabel('Search load balancers').fill('no-such-load-balancer');

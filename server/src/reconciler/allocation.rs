@@ -10,7 +10,10 @@ use kube::api::PostParams;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 
-use super::{Context, Result, Step};
+use super::{Context, Error, Result, Step};
+
+/// Writes tried before a reconcile gives way to the others (and is tried again later).
+const TRIES: usize = 32;
 
 /// Applies `change` to the Loadbalancer's pairs and writes them (with fresh capacity figures)
 /// when they differ; on a conflict, reads again and retries. `change` gets the Loadbalancer as
@@ -27,7 +30,7 @@ async fn update<T>(
 ) -> Result<std::result::Result<T, String>> {
     let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     let mut cached = latest(ctx, lb_name);
-    for _ in 0..32 {
+    for _ in 0..TRIES {
         let (mut lb, fresh) = match cached.take() {
             Some(lb) => ((*lb).clone(), false),
             None => (api.get(lb_name).await?, true),
@@ -62,7 +65,9 @@ async fn update<T>(
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(Err(format!("load balancer {lb_name} is too busy; will retry")))
+    // NB: contention is no reason to fail a request: the ticket stays as it is and is
+    // reconciled again after a backoff.
+    Err(Error::Busy(format!("load balancer {lb_name} changed under {TRIES} writes in a row")))
 }
 
 fn written_lock(ctx: &Context) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Loadbalancer>>> {

@@ -51,6 +51,10 @@ pub enum Error {
     Invalid(String),
     #[error("cleanup: {0}")]
     Finalizer(String),
+    /// Others kept changing an object between this reconcile's read and write: not a refusal,
+    /// the reconcile is simply tried again later.
+    #[error("{0}")]
+    Busy(String),
 }
 
 impl Error {
@@ -61,6 +65,7 @@ impl Error {
             Error::Driver(_) => "driver",
             Error::Invalid(_) => "invalid",
             Error::Finalizer(_) => "finalizer",
+            Error::Busy(_) => "busy",
         }
     }
 }

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
+mod contention;
 mod faults;
 mod ingresses;
 
