@@ -2,11 +2,40 @@
 //! summary, the Services a namespace offers, the weighted-services editor and its split bar.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_params_map};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::components::controls::{PhaseBadge, ReasonButton};
+use crate::components::loaded::poll;
 use crate::domain::crd::{LbType, Phase, ServiceRef};
+use crate::error::AppError;
+
+/// The route's `:ticket` and `:name` (empty when absent), for the pages of a thing on an address.
+pub fn ticket_and_name() -> impl Fn() -> (String, String) + Copy + Send + Sync + 'static {
+    let params = use_params_map();
+    move || params.with(|p| (p.get("ticket").unwrap_or_default(), p.get("name").unwrap_or_default()))
+}
+
+/// The route's thing on an address, read by `fetch(ticket, name)`, and read again while the
+/// member cluster is catching up with its address (`address` of it) and now and then after.
+pub fn live_on_address<T, F, Fut>(fetch: F, address: fn(&T) -> &AddressSummary) -> Resource<Result<T, AppError>>
+where
+    T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static,
+    F: Fn(String, String) -> Fut + Copy + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, AppError>> + Send + 'static,
+{
+    let key = ticket_and_name();
+    let tick = RwSignal::new(0u32);
+    let resource = Resource::new(move || (key(), tick.get()), move |((ticket, name), _)| fetch(ticket, name));
+    let moving = Memo::new(move |_| match resource.get() {
+        Some(Ok(thing)) => address(&thing).carried == Carried::Pending,
+        Some(Err(_)) => false,
+        None => true,
+    });
+    poll(tick, moving);
+    resource
+}
 
 /// An address request as the screens on it show it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -50,6 +79,13 @@ pub enum Carried {
 pub struct ServiceChoice {
     pub name: String,
     pub ports: Vec<u16>,
+}
+
+impl ServiceChoice {
+    /// What a new row picks: the first Service offered and its first port.
+    pub fn first_of(offered: &[ServiceChoice]) -> Option<(String, u16)> {
+        offered.first().map(|c| (c.name.clone(), c.ports.first().copied().unwrap_or_default()))
+    }
 }
 
 /// The address's name, namespace, VE IP and phase, in one line under a page's heading.
@@ -135,12 +171,10 @@ pub fn ServicesEditor(
 ) -> impl IntoView {
     let offered = StoredValue::new(offered);
     let add = move |_| {
-        let first = offered.with_value(|o| o.first().cloned());
-        if let Some(first) = first {
-            let port = first.ports.first().copied().unwrap_or_default();
+        if let Some((service, port)) = offered.with_value(|o| ServiceChoice::first_of(o)) {
             services.update(|s| {
                 let weight = if s.is_empty() { 100 } else { 0 };
-                s.push(ServiceRef { service: first.name, port, weight })
+                s.push(ServiceRef { service, port, weight })
             });
         }
     };

@@ -4,29 +4,20 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::hooks::use_navigate;
 
 use super::parts::CisAnnotations;
 use super::{DeleteIngress, IngressDetail, get_ingress, hosts};
-use crate::components::address::{AddressLine, Carried, CarriedBadge};
+use crate::components::address::{AddressLine, Carried, CarriedBadge, live_on_address};
 use crate::components::controls::{ConfirmButton, ReasonButton};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::table;
-use crate::components::loaded::{Loaded, poll};
+use crate::components::loaded::Loaded;
 
 /// `/ingresses/:ticket/:name`
 #[component]
 pub fn IngressDetailPage() -> impl IntoView {
-    let params = use_params_map();
-    let key = move || params.with(|p| (p.get("ticket").unwrap_or_default(), p.get("name").unwrap_or_default()));
-    let tick = RwSignal::new(0u32);
-    let detail = Resource::new(move || (key(), tick.get()), |((t, n), _)| get_ingress(t, n));
-    let moving = Memo::new(move |_| match detail.get() {
-        Some(Ok(d)) => d.address.carried == Carried::Pending,
-        Some(Err(_)) => false,
-        None => true,
-    });
-    poll(tick, moving);
+    let detail = live_on_address(get_ingress, |d: &IngressDetail| &d.address);
     view! { <Loaded resource=detail show=|d| view! { <IngressBody d /> }.into_any() /> }
 }
 

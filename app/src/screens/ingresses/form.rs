@@ -4,11 +4,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
-use leptos_router::hooks::use_params_map;
 
 use super::parts::{CisAnnotations, RoutesEditor};
 use super::{IngressChoices, IngressForm, SaveIngress, ingress_form_choices};
-use crate::components::address::AddressLine;
+use crate::components::address::{AddressLine, ServiceChoice, ticket_and_name};
 use crate::components::controls::BusyButton;
 use crate::components::form::{Field, FormError, action_error, field_error, navigate_on_success, set_field};
 use crate::components::loaded::Loaded;
@@ -18,9 +17,7 @@ use crate::error::AppError;
 /// `/ingresses/:ticket/new` and `/ingresses/:ticket/:name/edit`
 #[component]
 pub fn IngressFormPage() -> impl IntoView {
-    let params = use_params_map();
-    let key = move || params.with(|p| (p.get("ticket").unwrap_or_default(), p.get("name").unwrap_or_default()));
-    let choices = Resource::new(key, |(ticket, name)| ingress_form_choices(ticket, name));
+    let choices = Resource::new(ticket_and_name(), |(ticket, name)| ingress_form_choices(ticket, name));
     view! { <Loaded resource=choices show=|choices| view! { <IngressFormBody choices /> }.into_any() /> }
 }
 
@@ -42,11 +39,11 @@ fn IngressFormBody(choices: IngressChoices) -> impl IntoView {
         },
         None => {
             // NB: a new Ingress starts with one route to the first free Service, on `/`.
-            let first = choices.services.first().map(|s| IngressRule {
+            let first = ServiceChoice::first_of(&choices.services).map(|(service, port)| IngressRule {
                 host: None,
                 path: "/".into(),
-                service: s.name.clone(),
-                port: s.ports.first().copied().unwrap_or_default(),
+                service,
+                port,
             });
             IngressForm { ticket: ticket.clone(), rules: first.into_iter().collect(), ..Default::default() }
         }

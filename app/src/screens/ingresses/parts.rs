@@ -30,10 +30,8 @@ pub fn RoutesEditor(
 ) -> impl IntoView {
     let offered = StoredValue::new(offered);
     let add = move |_| {
-        let first = offered.with_value(|o| o.first().cloned());
-        if let Some(first) = first {
-            let port = first.ports.first().copied().unwrap_or_default();
-            routes.update(|r| r.push(IngressRule { host: None, path: "/".into(), service: first.name, port }));
+        if let Some((service, port)) = offered.with_value(|o| ServiceChoice::first_of(o)) {
+            routes.update(|r| r.push(IngressRule { host: None, path: "/".into(), service, port }));
         }
     };
     let edit = move |i: usize, change: &dyn Fn(&mut IngressRule)| {

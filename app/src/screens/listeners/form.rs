@@ -4,12 +4,11 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
-use leptos_router::hooks::use_params_map;
 
 use super::{
     ListenerChoices, ListenerForm, PreviewListener, SaveListener, listener_form_choices, protocol_label, session_label,
 };
-use crate::components::address::{AddressLine, ServicesEditor};
+use crate::components::address::{AddressLine, ServicesEditor, ticket_and_name};
 use crate::components::controls::BusyButton;
 use crate::components::form::{Field, FormError, action_error, field_error, navigate_on_success, set_field};
 use crate::components::loaded::Loaded;
@@ -19,9 +18,7 @@ use crate::domain::crd::{Protocol, Session};
 /// `/listeners/:ticket/new` and `/listeners/:ticket/:name/edit`
 #[component]
 pub fn ListenerFormPage() -> impl IntoView {
-    let params = use_params_map();
-    let key = move || params.with(|p| (p.get("ticket").unwrap_or_default(), p.get("name").unwrap_or_default()));
-    let choices = Resource::new(key, |(ticket, name)| listener_form_choices(ticket, name));
+    let choices = Resource::new(ticket_and_name(), |(ticket, name)| listener_form_choices(ticket, name));
     view! { <Loaded resource=choices show=|choices| view! { <ListenerFormBody choices /> }.into_any() /> }
 }
 
