@@ -1,5 +1,5 @@
 //! Command line: parses the arguments and hands each command to the module that runs it
-//! (`serve`, the default; `crdgen`, `render`, `reset-demo-passwords`, `kubeconfig`,
+//! (`serve`, the default; `crdgen`, `render`, `route`, `reset-demo-passwords`, `kubeconfig`,
 //! `driver-sim`). The settings themselves are in `config`.
 
 use std::net::SocketAddr;
@@ -35,6 +35,17 @@ enum Command {
         #[arg(short = 'f', long = "filename", required = true)]
         files: Vec<PathBuf>,
     },
+    /// Where requests go on a virtual server: one JSON request per line of standard input
+    /// (`{"host", "uri", "client", "headers", "cookies"}`, all optional), one JSON answer per
+    /// line (`{"rule", "bucket", "service", "port", "pool"}`), as the generated iRule decides.
+    Route {
+        /// YAML files as for `render`.
+        #[arg(short = 'f', long = "filename", required = true)]
+        files: Vec<PathBuf>,
+        /// The virtual server: a request's VE IP (`status.veip`) and a listener's port.
+        #[arg(long)]
+        vs: String,
+    },
     /// Generate new passwords for the demo users and print them.
     ResetDemoPasswords(StoreArgs),
     /// Print a kubeconfig for the embedded API of the server running with these settings.
@@ -57,6 +68,9 @@ impl Cli {
             Some(Command::Serve(args)) => crate::serve::run(*args).await,
             Some(Command::Crdgen { out }) => crate::crdgen::write(&out),
             Some(Command::Render { files }) => crate::render::run(&files),
+            Some(Command::Route { files, vs }) => {
+                crate::route::run(&files, &vs, std::io::stdin().lock(), std::io::stdout().lock())
+            }
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
             Some(Command::Kubeconfig(args)) => crate::embedded::print_kubeconfig(&args).await,
             Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,

@@ -16,6 +16,7 @@ pub mod embedded;
 pub mod net;
 pub mod reconciler;
 pub mod render;
+pub mod route;
 pub mod serve;
 pub mod telemetry;
 pub mod tls;

@@ -16,6 +16,7 @@ mod panics;
 mod reconcile;
 mod reflector;
 mod render;
+mod route;
 mod secrets;
 mod server_fns;
 mod user;
