@@ -6,7 +6,7 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::components::controls::{PhaseBadge, ReasonButton};
+use crate::components::controls::{ConfirmButton, PhaseBadge, ReasonButton};
 use crate::components::loaded::poll;
 use crate::domain::crd::{LbType, Phase, ServiceRef};
 use crate::error::AppError;
@@ -125,6 +125,57 @@ pub fn AddressGroup(
             <AddressLine address />
             {children()}
         </section>
+    }
+}
+
+/// The top of the page of one thing on an address (a listener, an F5 Ingress): its heading with
+/// whether the member cluster carries it, Edit and Delete (each greyed with its reason), the
+/// delete's error, the address, and why the cluster refused the address's change if it did.
+#[component]
+pub fn ThingHead(
+    /// "Listener web".
+    title: String,
+    address: AddressSummary,
+    edit_href: String,
+    /// Why it cannot be edited now.
+    edit: Option<String>,
+    /// Asked before deleting.
+    question: String,
+    /// Why it cannot be deleted now.
+    delete: Option<String>,
+    #[prop(into)] on_delete: Callback<()>,
+    /// The delete's error.
+    error: Signal<Option<AppError>>,
+) -> impl IntoView {
+    let refused = match &address.carried {
+        Carried::Refused(why) => Some(why.clone()),
+        _ => None,
+    };
+    view! {
+        <leptos_meta::Title text=title.clone() />
+        <div class="page-head">
+            <h1>{title} " " <CarriedBadge carried=address.carried.clone() /></h1>
+            <div class="actions">
+                <ReasonButton label="Edit" reason=Signal::derive(move || edit.clone())
+                    on_click=move |_| use_navigate()(&edit_href, Default::default()) />
+                <ConfirmButton label="Delete" question reason=Signal::derive(move || delete.clone())
+                    on_confirm=move |_| on_delete.run(()) />
+            </div>
+        </div>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        <AddressLine address />
+        {refused.map(|why| view! { <div class="callout callout-bad"><strong>"Not in the member cluster: "</strong>{why}</div> })}
+    }
+}
+
+/// What the member cluster holds of a thing (`deployed`, introduced by `held`), or `missing`.
+#[component]
+pub fn Deployed(deployed: Option<String>, held: &'static str, missing: &'static str) -> impl IntoView {
+    let shown = deployed.is_some();
+    view! {
+        <h2>"In the member cluster"</h2>
+        <p class="muted" data-testid=(!shown).then_some("deployed")>{if shown { held } else { missing }}</p>
+        {deployed.map(|text| view! { <pre class="json" data-testid="deployed">{text}</pre> })}
     }
 }
 

@@ -2,12 +2,9 @@
 //! ConfigMap holds it; updating itself until the cluster carries the current version.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
-use leptos_router::hooks::use_navigate;
 
 use super::{DeleteListener, ListenerDetail, get_listener, protocol_label, session_label};
-use crate::components::address::{AddressLine, Carried, CarriedBadge, SplitBar, live_on_address};
-use crate::components::controls::{ConfirmButton, ReasonButton};
+use crate::components::address::{Deployed, SplitBar, ThingHead, live_on_address};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::table;
 use crate::components::loaded::Loaded;
@@ -23,30 +20,14 @@ pub fn ListenerDetailPage() -> impl IntoView {
 fn ListenerBody(d: ListenerDetail) -> impl IntoView {
     let (ticket, name) = (d.address.ticket.clone(), d.listener.name.clone());
     let delete = ServerAction::<DeleteListener>::new();
-    let error = action_error(delete);
     navigate_on_success(delete, |_| "/listeners".to_string());
-    let edit = format!("/listeners/{ticket}/{name}/edit");
-    let delete_reason = d.delete.clone();
-    let (t, n) = (ticket.clone(), name.clone());
     let l = d.listener.clone();
     view! {
-        <Title text=format!("Listener {name}") />
-        <div class="page-head">
-            <h1>{format!("Listener {name}")} " " <CarriedBadge carried=d.address.carried.clone() /></h1>
-            <div class="actions">
-                <ReasonButton label="Edit" reason=Signal::derive(|| None::<String>) on_click=move |_| use_navigate()(&edit, Default::default()) />
-                <ConfirmButton label="Delete"
-                    question=format!("Delete listener {name}? Its virtual server leaves the load balancer.")
-                    reason=Signal::derive(move || delete_reason.clone())
-                    on_confirm=move |_| { delete.dispatch(DeleteListener { ticket: t.clone(), name: n.clone() }); } />
-            </div>
-        </div>
-        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
-        <AddressLine address=d.address.clone() />
-        {match &d.address.carried {
-            Carried::Refused(why) => Some(view! { <div class="callout callout-bad"><strong>"Not in the member cluster: "</strong>{why.clone()}</div> }),
-            _ => None,
-        }}
+        <ThingHead title=format!("Listener {name}") address=d.address.clone()
+            edit_href=format!("/listeners/{ticket}/{name}/edit") edit=None
+            question=format!("Delete listener {name}? Its virtual server leaves the load balancer.")
+            delete=d.delete.clone() error=action_error(delete)
+            on_delete=move |_| { delete.dispatch(DeleteListener { ticket: ticket.clone(), name: name.clone() }); } />
         <dl class="facts">
             <dt>"Port"</dt><dd>{l.port}</dd>
             <dt>"Protocol"</dt><dd>{protocol_label(l.protocol)}</dd>
@@ -58,13 +39,7 @@ fn ListenerBody(d: ListenerDetail) -> impl IntoView {
         {table(&["Service", "Port", "Weight"], l.services.clone(), |s| view! {
             <tr><td>{s.service.clone()}</td><td>{s.port}</td><td>{format!("{}%", s.weight)}</td></tr>
         })}
-        <h2>"In the member cluster"</h2>
-        {match d.deployed.clone() {
-            Some(vs) => view! {
-                <p class="muted">"The virtual server as the AS3 ConfigMap of the member cluster holds it:"</p>
-                <pre class="json" data-testid="deployed">{vs}</pre>
-            }.into_any(),
-            None => view! { <p class="muted" data-testid="deployed">"Not in the member cluster's AS3 declaration yet."</p> }.into_any(),
-        }}
+        <Deployed deployed=d.deployed.clone() held="The virtual server as the AS3 ConfigMap of the member cluster holds it:"
+            missing="Not in the member cluster's AS3 declaration yet." />
     }
 }
