@@ -45,7 +45,7 @@ impl Caller {
         }
     }
 
-    /// Runs the write (rule check and compare-and-swap, both inside `attempt`: three attempts
+    /// Runs the write (rule check and compare-and-swap, both inside `attempt`: six attempts
     /// in all when it lost a race, each against the object as it then is), then audits it.
     pub async fn write<T, F, Fut>(&self, mut attempt: F) -> Result<T, AppError>
     where

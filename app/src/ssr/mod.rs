@@ -126,17 +126,25 @@ pub fn unchanged_since(loaded: i64, current: &kube::api::ObjectMeta) -> Result<(
     }
 }
 
-/// Runs `write` again (three attempts in all) when it lost a race on `resourceVersion`. Each
+/// Runs `write` again (six attempts in all) when it lost a race on `resourceVersion`. Each
 /// attempt reads and checks afresh, so the rules hold against the object as it is.
+// NB: the reconciler writes a request's status a few times in a row as it works; attempts
+// spaced by a growing, jittered pause outlast such a burst where immediate ones did not.
 pub async fn retrying<T, F, Fut>(mut write: F) -> Result<T, AppError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, AppError>>,
 {
+    const ATTEMPTS: u32 = 6;
     let mut attempt = 1;
     loop {
         match write().await {
-            Err(AppError::Conflict(_)) if attempt < 3 => attempt += 1,
+            Err(AppError::Conflict(_)) if attempt < ATTEMPTS => {
+                let base = 20u64 << attempt;
+                let pause = base + rand::random_range(0..base);
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                attempt += 1;
+            }
             other => return other,
         }
     }
@@ -156,4 +164,47 @@ pub fn refused(r: impl Into<crate::domain::policy::Refusal>) -> AppError {
 pub fn now() -> String {
     let t = time::OffsetDateTime::now_utc();
     t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn conflict() -> AppError {
+        AppError::Conflict("changed".into())
+    }
+
+    #[tokio::test]
+    async fn a_write_that_loses_a_burst_of_races_gets_through() {
+        let tries = Cell::new(0);
+        let written = retrying(|| async {
+            tries.set(tries.get() + 1);
+            if tries.get() < 5 { Err(conflict()) } else { Ok(tries.get()) }
+        })
+        .await;
+        assert_eq!(written, Ok(5));
+    }
+
+    #[tokio::test]
+    async fn a_write_that_always_loses_gives_up_with_the_conflict() {
+        let tries = Cell::new(0);
+        let written: Result<(), _> = retrying(|| async {
+            tries.set(tries.get() + 1);
+            Err(conflict())
+        })
+        .await;
+        assert_eq!((written, tries.get()), (Err(conflict()), 6));
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_not_tried_again() {
+        let tries = Cell::new(0);
+        let written: Result<(), _> = retrying(|| async {
+            tries.set(tries.get() + 1);
+            Err(AppError::Refused("no".into()))
+        })
+        .await;
+        assert_eq!((written, tries.get()), (Err(AppError::Refused("no".into())), 1));
+    }
 }
