@@ -1,8 +1,8 @@
 //! Screen 3 at size: 1,000 listeners on 200 Enabled address requests (two load balancers, 500
 //! listeners in each AS3 tenant), brought there by the reconciler and the driver simulator.
-//! Measures the listener list as the page reads it, the AS3 preview of a change in a
-//! 500-listener tenant (render, validate, diff against the deployed ConfigMap), and a listener
-//! save until the member cluster's ConfigMap carries it.
+//! Measures the listener list as the page reads it (a page of addresses, and all of them), the
+//! AS3 preview of a change in a 500-listener tenant (render, validate, diff against the deployed
+//! ConfigMap), and a listener save until the member cluster's ConfigMap carries it.
 //! Run: `cargo bench -p server --bench listeners`.
 
 mod common;
@@ -10,6 +10,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
+use app::components::address::ADDRESS_PAGE;
+use app::components::list::Page;
 use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
 use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, Loadbalancer};
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
@@ -139,14 +141,29 @@ async fn main() -> anyhow::Result<()> {
         2 * PER_LB,
         common::ROUNDS
     );
-    common::measure("POST /api/listener/list (the /listeners page's data)", "bytes", || async {
-        let body = call("listener/list", json!({"project": ""})).await?;
-        ensure!(body.contains(&name(2 * PER_LB - 1)), "the list misses requests");
+    common::measure("POST /api/listener/list, first page (the /listeners page's data)", "bytes", || async {
+        let body = call("listener/list", json!({"project": "", "after": ""})).await?;
+        ensure!(body.contains(&name(ADDRESS_PAGE - 1)), "the list misses requests");
         Ok(body.len())
     })
     .await?;
+    common::measure("POST /api/listener/list, every page in turn (all 1,000 listeners)", "bytes", || async {
+        let (mut after, mut bytes) = (String::new(), 0);
+        loop {
+            let body = call("listener/list", json!({"project": "", "after": after})).await?;
+            bytes += body.len();
+            let page: Page<Value> = serde_json::from_str(&body)?;
+            match page.next {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        ensure!(after == name(2 * PER_LB - ADDRESS_PAGE - 1), "the pages end at {after}");
+        Ok(bytes)
+    })
+    .await?;
     let page = alice.get(format!("{url}/listeners")).send().await?.text().await?;
-    if page.contains(&name(2 * PER_LB - 1)) {
+    if page.contains(&name(ADDRESS_PAGE - 1)) {
         common::measure("GET /listeners (whole server-side rendered page)", "bytes", || async {
             Ok(alice.get(format!("{url}/listeners")).send().await?.text().await?.len())
         })

@@ -7,7 +7,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::components::controls::{ConfirmButton, PhaseBadge, ReasonButton};
-use crate::components::loaded::poll;
+use crate::components::list::{More, NoRows, Page, ProjectFilter, load_more, project_key, read_pages};
+use crate::components::loaded::{Loaded, poll};
 use crate::domain::crd::{LbType, Phase, ServiceRef};
 use crate::error::AppError;
 
@@ -35,6 +36,47 @@ where
     });
     poll(tick, moving);
     resource
+}
+
+/// How many addresses a list page reads at a time.
+pub const ADDRESS_PAGE: usize = 50;
+
+/// A list page of the project's addresses and the things on them (`title`), read a page of
+/// addresses at a time: each address drawn by `group`, or `empty` and `hint` when there is none.
+#[component]
+pub fn AddressList<G, F, Fut>(
+    title: &'static str,
+    /// Reads the groups of a project (empty: all the caller may see) after a cursor.
+    fetch: F,
+    group: fn(G) -> AnyView,
+    empty: &'static str,
+    hint: &'static str,
+) -> impl IntoView
+where
+    G: Clone + Send + Sync + Serialize + DeserializeOwned + 'static,
+    F: Fn(String, String) -> Fut + Copy + Send + Sync + 'static,
+    Fut: Future<Output = Result<Page<G>, AppError>> + Send + 'static,
+{
+    let project = RwSignal::new(String::new());
+    let key = project_key(project);
+    let more = More::default();
+    let groups = Resource::new(
+        move || (key(), more.pages(&key())),
+        move |((project, _), pages)| read_pages(pages, move |after| fetch(project.clone(), after)),
+    );
+    let show = move |page: Page<G>| {
+        if page.rows.is_empty() {
+            return view! { <NoRows message=empty hint /> }.into_any();
+        }
+        let load = load_more(page.next.is_some(), move || more.add(untrack(key)));
+        view! { {page.rows.into_iter().map(group).collect_view()} {load} }.into_any()
+    };
+    view! {
+        <leptos_meta::Title text=title />
+        <div class="page-head"><h1>{title}</h1></div>
+        <ProjectFilter project />
+        <Loaded resource=groups show />
+    }
 }
 
 /// An address request as the screens on it show it.

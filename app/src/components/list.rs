@@ -1,11 +1,13 @@
-//! What lists on pages share: a list page's head, what it says when it has no rows, and a
-//! table that says when it is empty.
+//! What lists on pages share: a list page's head, what it says when it has no rows, a table
+//! that says when it is empty, and long lists read a page at a time.
 
 use leptos::prelude::*;
 use leptos_router::components::A;
+use serde::{Deserialize, Serialize};
 
 use super::layout::{ProjectSwitches, UserResource};
 use crate::domain::access::{Target, Verb};
+use crate::error::AppError;
 
 /// The head of a list page: its heading, the link to create one more, and the search box.
 #[component]
@@ -114,4 +116,73 @@ pub fn ProjectFilter(project: RwSignal<String>) -> impl IntoView {
 pub fn project_key(project: RwSignal<String>) -> impl Fn() -> (String, usize) + Copy + Send + Sync + 'static {
     let switches = expect_context::<ProjectSwitches>().0;
     move || (project.get(), switches.get())
+}
+
+/// A page of a long list, and the cursor its next page starts from (none on the last).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page<T> {
+    pub rows: Vec<T>,
+    pub next: Option<String>,
+}
+
+impl<T> Default for Page<T> {
+    fn default() -> Self {
+        Page { rows: Vec::new(), next: None }
+    }
+}
+
+/// How many pages "Load more" added to a list read for a key (a list's filters); another key
+/// starts over at the first page.
+pub struct More<K: Send + Sync + 'static>(RwSignal<(K, usize)>);
+
+impl<K: Send + Sync + 'static> Clone for More<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K: Send + Sync + 'static> Copy for More<K> {}
+
+impl<K: Default + Send + Sync + 'static> Default for More<K> {
+    fn default() -> Self {
+        More(RwSignal::new((K::default(), 0)))
+    }
+}
+
+impl<K: Clone + PartialEq + Send + Sync + 'static> More<K> {
+    /// The pages added for `key`.
+    pub fn pages(self, key: &K) -> usize {
+        self.0.with(|(k, n)| if k == key { *n } else { 0 })
+    }
+
+    /// One more page for `key`.
+    pub fn add(self, key: K) {
+        let pages = self.pages(&key);
+        self.0.set((key, pages + 1));
+    }
+}
+
+/// The first page and the `more` after it, as one page; `fetch(cursor)` reads the page starting
+/// at `cursor` (empty: the first).
+// NB: one resource reads them all, in order (each an index read on the server): a second way of
+// calling a list (an action and effects to append its answers) would cost the browser bundle
+// more than the few requests it saves.
+pub async fn read_pages<T, F, Fut>(more: usize, fetch: F) -> Result<Page<T>, AppError>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<Page<T>, AppError>>,
+{
+    let mut all = fetch(String::new()).await?;
+    for _ in 0..more {
+        let Some(cursor) = all.next.take() else { break };
+        let page = fetch(cursor).await?;
+        all.rows.extend(page.rows);
+        all.next = page.next;
+    }
+    Ok(all)
+}
+
+/// "Load more" under a list, when it has a next page.
+pub fn load_more(next: bool, on_click: impl Fn() + 'static) -> Option<impl IntoView> {
+    next.then(|| view! { <p><button type="button" class="btn" on:click=move |_| on_click()>"Load more"</button></p> })
 }

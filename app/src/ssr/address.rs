@@ -8,7 +8,8 @@ use kube::{Api, ResourceExt};
 
 use super::guard::{Caller, not_found};
 use super::{kube_error, refused};
-use crate::components::address::{AddressSummary, Carried, ServiceChoice};
+use crate::components::address::{ADDRESS_PAGE, AddressSummary, Carried, ServiceChoice};
+use crate::components::list::Page;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3;
 use crate::domain::cis_ingress;
@@ -61,16 +62,33 @@ pub async fn visible(caller: &Caller, project: &str) -> Result<Vec<Lbticket>, Ap
     Ok(tickets.items.into_iter().filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok()).collect())
 }
 
-/// The addresses for `lbtype` the caller may see ([`visible`]), deleted ones left out, by name.
-pub async fn addresses(caller: &Caller, project: &str, lbtype: LbType) -> Result<Vec<Lbticket>, AppError> {
-    let mut tickets: Vec<Lbticket> = visible(caller, project)
+/// A page of the addresses for `lbtype` the caller may see ([`visible`]), deleted ones left
+/// out, by name: the first [`ADDRESS_PAGE`] after the name `after` (empty: from the first).
+pub async fn addresses(
+    caller: &Caller,
+    project: &str,
+    lbtype: LbType,
+    after: &str,
+) -> Result<Page<Lbticket>, AppError> {
+    if !after.is_empty() {
+        object_name("after", after).map_err(refused)?;
+    }
+    let tickets = visible(caller, project)
         .await?
         .into_iter()
         .filter(|t| t.spec.lbtype == lbtype)
-        .filter(|t| t.status.as_ref().is_none_or(|s| s.phase != Phase::Deleted))
-        .collect();
-    tickets.sort_by_key(|t| t.name_any());
-    Ok(tickets)
+        .filter(|t| t.status.as_ref().is_none_or(|s| s.phase != Phase::Deleted));
+    Ok(page_after(tickets, after))
+}
+
+/// The first [`ADDRESS_PAGE`] of `tickets` by name after `after`, and the cursor of the next
+/// page when there are more.
+fn page_after(tickets: impl Iterator<Item = Lbticket>, after: &str) -> Page<Lbticket> {
+    let mut rows: Vec<Lbticket> = tickets.filter(|t| t.name_any().as_str() > after).collect();
+    rows.sort_by_key(|t| t.name_any());
+    let next = (rows.len() > ADDRESS_PAGE).then(|| rows[ADDRESS_PAGE - 1].name_any());
+    rows.truncate(ADDRESS_PAGE);
+    Page { rows, next }
 }
 
 /// The request and object names a call gives (`name` empty: none yet), checked before
@@ -320,4 +338,46 @@ pub async fn change(
         .await
         .map_err(|e| kube_error("address request", e))?;
     Ok((before, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tickets(n: usize) -> impl Iterator<Item = Lbticket> {
+        // NB: out of order, as a list may give them.
+        (0..n).rev().map(|i| Lbticket::new(&format!("t-{i:03}"), LbticketSpec::default()))
+    }
+
+    fn names(page: &Page<Lbticket>) -> Vec<String> {
+        page.rows.iter().map(|t| t.name_any()).collect()
+    }
+
+    #[test]
+    fn pages_follow_one_another_by_name_with_nothing_lost_or_repeated() {
+        let total = 2 * ADDRESS_PAGE + 3;
+        let mut seen = Vec::new();
+        let mut after = String::new();
+        let mut pages = 0;
+        loop {
+            let page = page_after(tickets(total), &after);
+            pages += 1;
+            assert!(page.rows.len() <= ADDRESS_PAGE, "{}", page.rows.len());
+            seen.extend(names(&page));
+            match page.next {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        assert_eq!(pages, 3);
+        let want: Vec<String> = (0..total).map(|i| format!("t-{i:03}")).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn a_list_that_fits_one_page_has_no_next() {
+        let page = page_after(tickets(ADDRESS_PAGE), "");
+        assert_eq!((page.rows.len(), page.next), (ADDRESS_PAGE, None));
+        assert_eq!(page_after(tickets(3), "t-002").rows.len(), 0);
+    }
 }

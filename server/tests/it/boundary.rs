@@ -194,8 +194,8 @@ pub(crate) const TABLE: &[Case] = &[
     Case {
         path: "/api/listener/list",
         access: Access::Desk,
-        args: || json!({"project": "project-b"}),
-        fields: &[("project", Ty::Bounded, "project")],
+        args: || json!({"project": "project-b", "after": ""}),
+        fields: &[("project", Ty::Bounded, "project"), ("after", Ty::Bounded, "after")],
         form_encoded: false,
     },
     Case {
@@ -236,8 +236,8 @@ pub(crate) const TABLE: &[Case] = &[
     Case {
         path: "/api/ingress/list",
         access: Access::Desk,
-        args: || json!({"project": "project-b"}),
-        fields: &[("project", Ty::Bounded, "project")],
+        args: || json!({"project": "project-b", "after": ""}),
+        fields: &[("project", Ty::Bounded, "project"), ("after", Ty::Bounded, "after")],
         form_encoded: false,
     },
     Case {

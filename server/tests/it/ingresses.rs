@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use app::components::address::Carried;
+use app::components::list::Page;
 use app::domain::cis_ingress;
 use app::domain::crd::{IngressRule, LABEL_LBTICKET, LbType, Phase, ServiceRef};
 use app::error::AppError;
@@ -86,7 +87,8 @@ async fn an_ingress_is_saved_listed_and_carried_by_the_member_cluster(backend: B
     };
     assert_eq!(ok::<String>(alice.json("ingress/save", json!({"form": shop})).await).await, "shop");
 
-    let list: Vec<AddressIngresses> = ok(alice.form("ingress/list", &[("project", "")]).await).await;
+    let list =
+        ok::<Page<AddressIngresses>>(alice.form("ingress/list", &[("project", ""), ("after", "")]).await).await.rows;
     let gate = list.iter().find(|g| g.address.ticket == "gate").expect("the address is listed");
     assert_eq!(gate.ingresses, [shop.ingress()]);
     let veip = gate.address.veip.clone();
@@ -215,7 +217,9 @@ async fn every_ingress_rule_is_refused_beside_its_field() {
             assert_eq!(refused(res, StatusCode::NOT_FOUND).await, hidden, "{ticket}");
         }
     }
-    let bobs: Vec<AddressIngresses> = ok(bob.form("ingress/list", &[("project", "project-a")]).await).await;
+    let bobs = ok::<Page<AddressIngresses>>(bob.form("ingress/list", &[("project", "project-a"), ("after", "")]).await)
+        .await
+        .rows;
     assert!(bobs.is_empty(), "{bobs:?}");
 
     // Deleted, it no longer holds the address up.

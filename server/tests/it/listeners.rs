@@ -3,6 +3,7 @@
 //! shows it first, and every rule the page greys out is refused here and in admission.
 
 use app::components::address::Carried;
+use app::components::list::Page;
 use app::components::preview::{DiffLine, Preview};
 use app::domain::as3::names;
 use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
@@ -65,8 +66,13 @@ async fn a_listener_is_previewed_saved_and_carried_by_the_member_cluster(backend
     }
     assert!(preview.declaration.contains(&names::virtual_server("shop", 80)), "{}", preview.declaration);
     // The preview wrote nothing.
-    let list: Vec<AddressListeners> = ok(alice.form("listener/list", &[("project", "")]).await).await;
+    let list =
+        ok::<Page<AddressListeners>>(alice.form("listener/list", &[("project", ""), ("after", "")]).await).await.rows;
     assert!(list.iter().any(|g| g.address.ticket == "shop" && g.listeners.is_empty()), "{list:?}");
+    // A page starts after its cursor.
+    let after =
+        ok::<Page<AddressListeners>>(alice.form("listener/list", &[("project", ""), ("after", "shop")]).await).await;
+    assert!(after.rows.iter().all(|g| g.address.ticket.as_str() > "shop"), "{after:?}");
 
     assert_eq!(ok::<String>(alice.json("listener/save", json!({"form": web})).await).await, "web");
     until("the member cluster to carry the listener", 20, || async {
@@ -181,7 +187,10 @@ async fn every_listener_rule_is_refused_beside_its_field() {
                 .await;
         assert_eq!(error, AppError::NotFound("There is no such address request in your projects.".into()), "{ticket}");
     }
-    let bobs: Vec<AddressListeners> = ok(bob.form("listener/list", &[("project", "project-a")]).await).await;
+    let bobs =
+        ok::<Page<AddressListeners>>(bob.form("listener/list", &[("project", "project-a"), ("after", "")]).await)
+            .await
+            .rows;
     assert!(bobs.is_empty(), "{bobs:?}");
 }
 

@@ -6,10 +6,9 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use super::{ACTIONS, AuditPage, AuditQuery, AuditRow, KINDS, list_audit};
-use crate::components::list::{NoRows, table};
+use crate::components::list::{More, NoRows, load_more, read_pages, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
-use crate::error::AppError;
 
 /// `/audit`
 #[component]
@@ -28,40 +27,22 @@ pub fn AuditLog() -> impl IntoView {
             cursor: String::new(),
         }
     });
-    // How many pages "Load more" added, and for which filters (new filters start over).
-    let more = RwSignal::new((AuditQuery::default(), 0_usize));
-    let pages = move || more.with(|(q, n)| if query.with(|now| now == q) { *n } else { 0 });
-    // NB: one resource reads the first page and those "Load more" added, in order (each an
-    // index read on the server): a second way of calling the list (an action and effects to
-    // append its answers) would cost the browser bundle more than the few requests it saves.
-    let entries = Resource::new(move || (query.get(), pages()), |(q, pages)| read(q, pages));
+    let more = More::default();
+    let entries = Resource::new(
+        move || (query.get(), more.pages(&query.get())),
+        |(q, pages)| read_pages(pages, move |cursor| list_audit(AuditQuery { cursor, ..q.clone() })),
+    );
     view! {
         <Title text="Audit log" />
         <div class="page-head"><h1>"Audit log"</h1></div>
         <Loaded resource=entries show=move |page: AuditPage| {
             let filtered = query.with(AuditQuery::filtered);
-            let load = page.next.is_some().then(|| view! {
-                <p><button type="button" class="btn" on:click=move |_| {
-                    more.set((query.get_untracked(), pages() + 1));
-                }>"Load more"</button></p>
-            });
+            let load = load_more(page.next.is_some(), move || more.add(query.get_untracked()));
             // NB: drawn with the entries, so the fields follow the URL (a link to `/audit` from a
             // filtered page clears them) with no reactive code of their own.
             view! { {filters(&query.get_untracked())} {rows(page.rows, filtered)} {load} }.into_any()
         } />
     }
-}
-
-/// The first page matching `q` and the `more` after it, as one page.
-async fn read(q: AuditQuery, more: usize) -> Result<AuditPage, AppError> {
-    let mut all = list_audit(q.clone()).await?;
-    for _ in 0..more {
-        let Some(cursor) = all.next.take() else { break };
-        let page = list_audit(AuditQuery { cursor, ..q.clone() }).await?;
-        all.rows.extend(page.rows);
-        all.next = page.next;
-    }
-    Ok(all)
 }
 
 /// The filter bar: a plain GET form, so the filters are the page's URL (back, forward and

@@ -74,12 +74,7 @@ pub struct AuditRow {
 }
 
 /// A page of the log, newest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditPage {
-    pub rows: Vec<AuditRow>,
-    /// The `cursor` of the next page; none on the last.
-    pub next: Option<String>,
-}
+pub type AuditPage = crate::components::list::Page<AuditRow>;
 
 /// A page of the audit entries the caller may see that match `query`.
 #[server(prefix = "/api", endpoint = "audit/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]

@@ -14,6 +14,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::components::address::{AddressSummary, ServiceChoice};
+use crate::components::list::Page;
 use crate::domain::crd::{F5Ingress, IngressRule};
 use crate::error::AppError;
 
@@ -124,10 +125,11 @@ fn hosts(ingress: &F5Ingress) -> String {
 }
 
 /// The F5 Ingresses of the current project's addresses (an admin: of `project`, or all when
-/// empty), grouped by address.
+/// empty), grouped by address, a page of addresses after `after` (a cursor; empty:
+/// the first).
 #[server(prefix = "/api", endpoint = "ingress/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
-pub async fn list_ingresses(project: String) -> Result<Vec<AddressIngresses>, AppError> {
-    crate::ssr::reply(server::list(&project).await)
+pub async fn list_ingresses(project: String, after: String) -> Result<Page<AddressIngresses>, AppError> {
+    crate::ssr::reply(server::list(&project, &after).await)
 }
 
 /// One F5 Ingress, with what the member cluster holds of it.

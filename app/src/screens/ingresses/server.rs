@@ -12,6 +12,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use super::{AddressIngresses, Cis, IngressChoices, IngressDetail, IngressForm};
+use crate::components::list::Page;
 use crate::domain::access::Verb;
 use crate::domain::cis_ingress;
 use crate::domain::crd::{F5Ingress, LbType, Lbticket, LbticketSpec, Loadbalancer};
@@ -63,17 +64,19 @@ fn placed(t: &Lbticket, lb: Option<&Loadbalancer>) -> Result<(String, Cis), AppE
     Ok((cluster, Cis { class, annotations }))
 }
 
-pub async fn list(project: &str) -> Result<Vec<AddressIngresses>, AppError> {
+pub async fn list(project: &str, after: &str) -> Result<Page<AddressIngresses>, AppError> {
     let caller = caller().await?;
-    let tickets = address::addresses(&caller, project, LbType::Ingress).await?;
-    Ok(tickets
+    let page = address::addresses(&caller, project, LbType::Ingress, after).await?;
+    let rows = page
+        .rows
         .iter()
         .map(|t| AddressIngresses {
             address: address::summary(t, ticket_cluster(t, &[]).unwrap_or_default()),
             add: add_reason(t),
             ingresses: t.spec.ingresses.clone(),
         })
-        .collect())
+        .collect();
+    Ok(Page { rows, next: page.next })
 }
 
 pub async fn detail(ticket: &str, name: &str) -> Result<IngressDetail, AppError> {

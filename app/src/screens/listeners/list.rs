@@ -1,40 +1,23 @@
 //! `/listeners`: the project's listeners, grouped by address request.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 
 use super::{AddressListeners, list_listeners, protocol_label, session_label};
-use crate::components::address::{AddressGroup, SplitBar};
-use crate::components::list::{NoRows, ProjectFilter, project_key, table_or_none};
-use crate::components::loaded::Loaded;
+use crate::components::address::{AddressGroup, AddressList, SplitBar};
+use crate::components::list::table_or_none;
 
 /// `/listeners`
 #[component]
 pub fn Listeners() -> impl IntoView {
-    let project = RwSignal::new(String::new());
-    let groups = Resource::new(project_key(project), |(p, _)| list_listeners(p));
     view! {
-        <Title text="Listeners" />
-        <div class="page-head"><h1>"Listeners"</h1></div>
-        <ProjectFilter project />
-        <Loaded resource=groups show=groups_view />
+        <AddressList title="Listeners" fetch=list_listeners group
+            empty="No address for listeners yet."
+            hint="Request an address of type Listeners; once it is Enabled, add listeners here." />
     }
-}
-
-/// Every address and its listeners, or why there are none.
-fn groups_view(groups: Vec<AddressListeners>) -> AnyView {
-    if groups.is_empty() {
-        return view! {
-            <NoRows message="No address for listeners yet." hint="Request an address of type Listeners; once it is Enabled, add listeners here." />
-        }
-        .into_any();
-    }
-    groups.into_iter().map(|g| view! { <Group g /> }).collect_view().into_any()
 }
 
 /// One address and its listeners.
-#[component]
-fn Group(g: AddressListeners) -> impl IntoView {
+fn group(g: AddressListeners) -> AnyView {
     let t = g.address.ticket.clone();
     let new = format!("/listeners/{t}/new");
     view! {
@@ -51,4 +34,5 @@ fn Group(g: AddressListeners) -> impl IntoView {
             })}
         </AddressGroup>
     }
+    .into_any()
 }

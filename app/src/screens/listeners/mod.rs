@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::components::address::{AddressSummary, ServiceChoice};
+use crate::components::list::Page;
 use crate::components::preview::Preview;
 use crate::domain::crd::{Listener, Protocol, ServiceRef, Session};
 use crate::error::AppError;
@@ -138,10 +139,11 @@ fn session_label(s: Session) -> &'static str {
 }
 
 /// The listeners of the current project's addresses (an admin: of `project`, or all when
-/// empty), grouped by address.
+/// empty), grouped by address, a page of addresses after `after` (a cursor; empty:
+/// the first).
 #[server(prefix = "/api", endpoint = "listener/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
-pub async fn list_listeners(project: String) -> Result<Vec<AddressListeners>, AppError> {
-    crate::ssr::reply(server::list(&project).await)
+pub async fn list_listeners(project: String, after: String) -> Result<Page<AddressListeners>, AppError> {
+    crate::ssr::reply(server::list(&project, &after).await)
 }
 
 /// One listener, with what the member cluster holds of it.

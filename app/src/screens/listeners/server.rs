@@ -7,6 +7,7 @@ use kube::{Api, ResourceExt};
 use serde_json::Value;
 
 use super::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm, ListenerRow};
+use crate::components::list::Page;
 use crate::components::preview::Preview;
 use crate::domain::access::Verb;
 use crate::domain::as3::names;
@@ -26,11 +27,12 @@ fn add_reason(t: &Lbticket) -> Option<String> {
     reason(&listener_creatable(phase, t.spec.lbtype))
 }
 
-pub async fn list(project: &str) -> Result<Vec<AddressListeners>, AppError> {
+pub async fn list(project: &str, after: &str) -> Result<Page<AddressListeners>, AppError> {
     let caller = caller().await?;
-    let tickets = address::addresses(&caller, project, LbType::Listener).await?;
-    let rules = rules_if(&tickets).await?;
-    Ok(tickets
+    let page = address::addresses(&caller, project, LbType::Listener, after).await?;
+    let rules = rules_if(&page.rows).await?;
+    let rows = page
+        .rows
         .iter()
         .map(|t| {
             let usage = TicketUse::of(t, &rules);
@@ -40,7 +42,8 @@ pub async fn list(project: &str) -> Result<Vec<AddressListeners>, AppError> {
                 listeners: t.spec.listeners.iter().map(|l| ListenerRow::of(l, usage.rules_on(&l.name))).collect(),
             }
         })
-        .collect())
+        .collect();
+    Ok(Page { rows, next: page.next })
 }
 
 /// The rules, when any of `tickets` has a listener they could be on.
