@@ -53,6 +53,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/listeners/:ticket/:name") view={Lazy::<listeners::ListenerDetailRoute>::new()} />
                     <Route path=path!("/listeners/:ticket/:name/edit") view={Lazy::<listeners::ListenerFormRoute>::new()} />
                     <Route path=path!("/rules") view={Lazy::<rules::RulesRoute>::new()} />
+                    <Route path=path!("/rules/:ticket/:listener") view={Lazy::<rules::ListenerRulesRoute>::new()} />
+                    <Route path=path!("/rules/:ticket/:listener/new") view={Lazy::<rules::RuleFormRoute>::new()} />
+                    <Route path=path!("/rules/:ticket/:listener/:name") view={Lazy::<rules::RuleRoute>::new()} />
+                    <Route path=path!("/rules/:ticket/:listener/:name/edit") view={Lazy::<rules::RuleFormRoute>::new()} />
                     <Route path=path!("/ingresses") view={Lazy::<ingresses::IngressesRoute>::new()} />
                     <Route path=path!("/ingresses/:ticket/new") view={Lazy::<ingresses::IngressFormRoute>::new()} />
                     <Route path=path!("/ingresses/:ticket/:name") view={Lazy::<ingresses::IngressDetailRoute>::new()} />

@@ -98,9 +98,7 @@ pub fn mgmt() -> Result<kube::Client, AppError> {
 /// message (admission speaks to users), the rest is logged.
 pub fn kube_error(context: &str, e: kube::Error) -> AppError {
     match e {
-        kube::Error::Api(s) if s.code == 409 => {
-            AppError::Conflict("Someone changed this in the meantime; reload and try again.".into())
-        }
+        kube::Error::Api(s) if s.code == 409 => AppError::Conflict(LOST_RACE.into()),
         kube::Error::Api(s) if s.code == 404 => AppError::NotFound(format!("{context}: not found")),
         kube::Error::Api(s) if matches!(s.code, 400 | 403 | 422) => {
             let message = s
@@ -119,14 +117,17 @@ pub fn kube_error(context: &str, e: kube::Error) -> AppError {
 /// Edits are checked against the spec the form was loaded from (its `generation`): the
 /// reconciler's status writes in between are no conflict, someone else's edit of the spec is.
 pub fn unchanged_since(loaded: i64, current: &kube::api::ObjectMeta) -> Result<(), AppError> {
-    if current.generation == Some(loaded) {
-        Ok(())
-    } else {
-        Err(AppError::Conflict("Someone changed this in the meantime; reload and try again.".into()))
-    }
+    if current.generation == Some(loaded) { Ok(()) } else { Err(AppError::Conflict(STALE.into())) }
 }
 
-/// Runs `write` again (six attempts in all) when it lost a race on `resourceVersion`. Each
+/// What a write that lost a race on `resourceVersion` says, when trying again did not help.
+pub const LOST_RACE: &str = "Someone changed this in the meantime; reload and try again.";
+
+/// What a form loaded before someone else's edit is told: trying again cannot help.
+pub const STALE: &str = "This was changed since you opened it; reload and try again.";
+
+/// Runs `write` again (six attempts in all) when it lost a race on `resourceVersion`
+/// ([`LOST_RACE`]; not a [`STALE`] form, which only a reload mends). Each
 /// attempt reads and checks afresh, so the rules hold against the object as it is.
 // NB: the reconciler writes a request's status a few times in a row as it works; attempts
 // spaced by a growing, jittered pause outlast such a burst where immediate ones did not.
@@ -139,7 +140,7 @@ where
     let mut attempt = 1;
     loop {
         match write().await {
-            Err(AppError::Conflict(_)) if attempt < ATTEMPTS => {
+            Err(AppError::Conflict(m)) if m == LOST_RACE && attempt < ATTEMPTS => {
                 let base = 20u64 << attempt;
                 let pause = base + rand::random_range(0..base);
                 tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
@@ -172,7 +173,7 @@ mod tests {
     use std::cell::Cell;
 
     fn conflict() -> AppError {
-        AppError::Conflict("changed".into())
+        AppError::Conflict(LOST_RACE.into())
     }
 
     #[tokio::test]
@@ -198,13 +199,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_refusal_is_not_tried_again() {
-        let tries = Cell::new(0);
-        let written: Result<(), _> = retrying(|| async {
-            tries.set(tries.get() + 1);
-            Err(AppError::Refused("no".into()))
-        })
-        .await;
-        assert_eq!((written, tries.get()), (Err(AppError::Refused("no".into())), 1));
+    async fn a_refusal_or_a_stale_form_is_not_tried_again() {
+        for error in [AppError::Refused("no".into()), AppError::Conflict(STALE.into())] {
+            let tries = Cell::new(0);
+            let written: Result<(), _> = retrying(|| async {
+                tries.set(tries.get() + 1);
+                Err(error.clone())
+            })
+            .await;
+            assert_eq!((written, tries.get()), (Err(error), 1));
+        }
     }
 }

@@ -1,16 +1,32 @@
-//! Admission of Lbrules: valid fields on every create and update. The checks that need the
-//! rule's ticket (its phase and type, the listener named, unique priorities) land here too.
+//! Admission of Lbrules: valid fields, on a listener of an Enabled address request of type
+//! listener, conditions its protocol can see, a priority free on the listener, Services no one
+//! else in the namespace uses, and a rule that stays where it was created. A delete is always
+//! allowed: a rule holds up its listener, never the other way round.
 
-use app::domain::crd::Lbrule;
-use app::domain::policy::validate_rule;
+use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::policy::{Usage, rule_write, validate_rule};
 
-use super::{Denial, Review};
+use super::{Admission, Denial, Review};
 
 /// Checks a create, update or delete of an Lbrule.
-pub(super) fn check(review: &Review) -> Result<(), Denial> {
-    // NB: only the new object is read: a stored rule that no longer parses can still be deleted.
-    match review.after::<Lbrule>()? {
-        Some(rule) => validate_rule(&review.name, &rule.spec, None).map_err(Denial::invalid_field),
-        None => Ok(()),
+pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), Denial> {
+    // NB: a stored rule that no longer parses can still be deleted: only the new object is read
+    // before anything else.
+    let Some(rule) = review.after::<Lbrule>()? else { return Ok(()) };
+    let before: Option<Lbrule> = review.before().ok().flatten();
+    if before.as_ref().is_some_and(|b| b.spec == rule.spec) {
+        return Ok(());
     }
+    // NB: a malformed rule is a bad request (400); one that is well-formed but not allowed
+    // where it goes is refused (403).
+    validate_rule(&review.name, &rule.spec, None).map_err(Denial::invalid_field)?;
+    let tickets: Vec<Lbticket> = admission.list().await?;
+    let rules: Vec<Lbrule> = admission.list().await?;
+    let ticket = tickets.iter().find(|t| t.metadata.name.as_deref() == Some(rule.spec.lbticket.as_str()));
+    let usage = match ticket {
+        Some(t) => Usage::beside(t, &tickets, &admission.list::<Loadbalancer>().await?, &rules),
+        None => Usage::default(),
+    };
+    rule_write(&review.name, &rule.spec, before.as_ref().map(|b| &b.spec), ticket, &rules, &usage)
+        .map_err(Denial::refused)
 }

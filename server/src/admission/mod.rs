@@ -167,7 +167,7 @@ impl Admission {
         match kind {
             "Loadbalancer" => loadbalancer::check(self, &review).await,
             "Lbticket" => lbticket::check(self, &review).await,
-            "Lbrule" => lbrule::check(&review),
+            "Lbrule" => lbrule::check(self, &review).await,
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
         // A status write changes no one's intent; a dry run changes nothing.

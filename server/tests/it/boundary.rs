@@ -6,10 +6,11 @@
 
 use std::collections::BTreeSet;
 
-use app::domain::crd::{IngressRule, ServiceRef};
+use app::domain::crd::{IngressRule, Operator, RuleCondition, RuleType, RuleValue, ServiceRef};
 use app::error::AppError;
 use app::screens::ingresses::IngressForm;
 use app::screens::listeners::ListenerForm;
+use app::screens::rules::RuleForm;
 use app::screens::tickets::TicketForm;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -92,6 +93,32 @@ fn ingress_form(ticket: &str) -> IngressForm {
         ..Default::default()
     }
 }
+
+fn rule_form(ticket: &str) -> RuleForm {
+    RuleForm {
+        ticket: ticket.into(),
+        listener: "web".into(),
+        name: "canary".into(),
+        conditions: vec![RuleCondition {
+            type_: RuleType::Header,
+            key: Some("X-Canary".into()),
+            values: vec![RuleValue { operator: Operator::Equal, value: "1".into() }],
+        }],
+        services: vec![ServiceRef { service: "svc01".into(), port: 8080, weight: 100 }],
+        ..Default::default()
+    }
+}
+
+const RULE_FORM_FIELDS: &[(&str, Ty, &str)] = &[
+    ("form", Ty::Struct, "form"),
+    ("form.ticket", Ty::Bounded, "ticket"),
+    ("form.listener", Ty::Bounded, "listener"),
+    ("form.name", Ty::Bounded, "name"),
+    ("form.match_", Ty::Enum, "match_"),
+];
+
+const RULE_KEYS: &[(&str, Ty, &str)] =
+    &[("ticket", Ty::Bounded, "ticket"), ("listener", Ty::Bounded, "listener"), ("name", Ty::Bounded, "name")];
 
 const INGRESS_FORM_FIELDS: &[(&str, Ty, &str)] =
     &[("form", Ty::Struct, "form"), ("form.ticket", Ty::Bounded, "ticket"), ("form.name", Ty::Bounded, "name")];
@@ -231,6 +258,60 @@ pub(crate) const TABLE: &[Case] = &[
         access: Access::Project,
         args: || json!({"ticket": SECRET_TICKET, "name": "web"}),
         fields: &[("ticket", Ty::Bounded, "ticket"), ("name", Ty::Bounded, "name")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/listener",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web"}),
+        fields: &[("ticket", Ty::Bounded, "ticket"), ("listener", Ty::Bounded, "listener")],
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/get",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": "canary"}),
+        fields: RULE_KEYS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/choices",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": ""}),
+        fields: RULE_KEYS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/preview",
+        access: Access::Project,
+        args: || json!({"form": rule_form(SECRET_TICKET)}),
+        fields: RULE_FORM_FIELDS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/save",
+        access: Access::Project,
+        args: || json!({"form": rule_form(SECRET_TICKET)}),
+        fields: RULE_FORM_FIELDS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/delete",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": "canary"}),
+        fields: RULE_KEYS,
+        form_encoded: false,
+    },
+    Case {
+        path: "/api/rule/move",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": "canary", "up": true}),
+        fields: &[
+            ("ticket", Ty::Bounded, "ticket"),
+            ("listener", Ty::Bounded, "listener"),
+            ("name", Ty::Bounded, "name"),
+            ("up", Ty::Enum, "up"),
+        ],
         form_encoded: false,
     },
     Case {

@@ -17,6 +17,7 @@ mod reconcile;
 mod reflector;
 mod render;
 mod route;
+mod rules;
 mod secrets;
 mod server_fns;
 mod user;

@@ -113,7 +113,7 @@ async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(ba
     // A form loaded before someone else's edit is.
     let stale = LbForm { reserved: "20.1.0.7".into(), ..free };
     let error = refused(save_lb(&admin, &stale).await, StatusCode::CONFLICT).await;
-    assert_eq!(error, AppError::Conflict("Someone changed this in the meantime; reload and try again.".into()));
+    assert_eq!(error, AppError::Conflict("This was changed since you opened it; reload and try again.".into()));
 }
 
 async fn ticket_actions_are_refused_outside_their_phase(backend: Backend) {

@@ -75,13 +75,28 @@ impl Usage {
     /// rule on its namespace's tickets use: what `ticket`'s new form is checked against with
     /// [`Usage::admit`]. The one adapter the server functions and admission both call.
     pub fn around(ticket: &Lbticket, tickets: &[Lbticket], loadbalancers: &[Loadbalancer], rules: &[Lbrule]) -> Usage {
-        let name = ticket.metadata.name.as_deref().unwrap_or_default();
+        Usage::of_namespace_of(ticket, tickets, loadbalancers, rules, ticket.metadata.name.as_deref())
+    }
+
+    /// What every ticket of `ticket`'s namespace, `ticket` included, and every rule on them
+    /// use: what a rule on one of `ticket`'s listeners is checked against.
+    pub fn beside(ticket: &Lbticket, tickets: &[Lbticket], loadbalancers: &[Loadbalancer], rules: &[Lbrule]) -> Usage {
+        Usage::of_namespace_of(ticket, tickets, loadbalancers, rules, None)
+    }
+
+    fn of_namespace_of(
+        ticket: &Lbticket,
+        tickets: &[Lbticket],
+        loadbalancers: &[Loadbalancer],
+        rules: &[Lbrule],
+        skip: Option<&str>,
+    ) -> Usage {
         let cluster = ticket_cluster(ticket, loadbalancers);
         let neighbours = tickets
             .iter()
             .filter(|t| t.spec.namespace == ticket.spec.namespace && ticket_cluster(t, loadbalancers) == cluster);
         let named = neighbours.map(|t| (t.metadata.name.as_deref().unwrap_or_default(), &t.spec));
-        Usage::of_namespace(named, rules.iter().map(|r| &r.spec), Some(name))
+        Usage::of_namespace(named, rules.iter().map(|r| &r.spec), skip)
     }
 
     /// Records everything `spec` of ticket `name` uses.

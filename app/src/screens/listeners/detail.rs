@@ -32,7 +32,7 @@ fn ListenerBody(d: ListenerDetail) -> impl IntoView {
             <dt>"Port"</dt><dd>{l.port}</dd>
             <dt>"Protocol"</dt><dd>{protocol_label(l.protocol)}</dd>
             <dt>"Persistence"</dt><dd>{session_label(l.session)}</dd>
-            <dt>"Rules"</dt><dd>{l.rules}</dd>
+            <dt>"Rules"</dt><dd><a href=format!("/rules/{}/{}", d.address.ticket, l.name)>{rules_label(l.rules)}</a></dd>
         </dl>
         <h2>"Services"</h2>
         <SplitBar services=l.services.clone() />
@@ -41,5 +41,14 @@ fn ListenerBody(d: ListenerDetail) -> impl IntoView {
         })}
         <Deployed deployed=d.deployed.clone() held="The virtual server as the AS3 ConfigMap of the member cluster holds it:"
             missing="Not in the member cluster's AS3 declaration yet." />
+    }
+}
+
+/// The link to a listener's rules.
+fn rules_label(n: usize) -> String {
+    match n {
+        0 => "No rule yet: add one".into(),
+        1 => "1 rule".into(),
+        n => format!("{n} rules"),
     }
 }

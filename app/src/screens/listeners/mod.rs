@@ -120,7 +120,7 @@ impl ListenerForm {
 }
 
 /// How a protocol reads on the pages.
-fn protocol_label(p: Protocol) -> &'static str {
+pub fn protocol_label(p: Protocol) -> &'static str {
     match p {
         Protocol::Http => "HTTP",
         Protocol::Https => "HTTPS",

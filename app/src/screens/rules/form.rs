@@ -1,0 +1,202 @@
+//! `/rules/:ticket/:listener/new` and `…/:name/edit`: the rule form. Its condition builder is
+//! checked as it is typed by the same domain function the server and admission use, and the
+//! AS3 preview shows the listener's iRule as it would be.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::components::A;
+
+use super::listener::route_keys;
+use super::{PreviewRule, RuleChoices, SaveRule, form_field, operator_label, rule_form_choices, type_label};
+use crate::components::address::{AddressLine, ServicesEditor};
+use crate::components::controls::BusyButton;
+use crate::components::form::{Field, FormError, action_error, navigate_on_success, set_field};
+use crate::components::loaded::Loaded;
+use crate::components::preview::PreviewPanel;
+use crate::domain::crd::{MatchMode, Operator, RuleCondition, RuleType, RuleValue};
+use crate::domain::policy::{needs_key, operators_for, validate_rule};
+
+/// `/rules/:ticket/:listener/new` and `/rules/:ticket/:listener/:name/edit`
+#[component]
+pub fn RuleFormPage() -> impl IntoView {
+    let choices = Resource::new(route_keys(), |(ticket, listener, name)| rule_form_choices(ticket, listener, name));
+    view! { <Loaded resource=choices show=|c| view! { <RuleFormBody c /> }.into_any() /> }
+}
+
+/// The fields the form shows errors beside (the conditions' own are shown at each input).
+const FIELDS: &[&str] = &["name", "services"];
+
+/// What a condition may look at on an HTTP listener; a TCP or UDP one sees only the client.
+const HTTP_TYPES: &[RuleType] =
+    &[RuleType::Header, RuleType::Domain, RuleType::Url, RuleType::Cookie, RuleType::Urlparam, RuleType::Ip];
+const IP_ONLY: &[RuleType] = &[RuleType::Ip];
+
+/// A new condition of type `t`.
+fn condition(t: RuleType) -> RuleCondition {
+    RuleCondition { type_: t, key: None, values: vec![RuleValue { operator: Operator::Equal, value: String::new() }] }
+}
+
+/// The form, once its choices (and the rule it edits) are loaded.
+#[component]
+fn RuleFormBody(c: RuleChoices) -> impl IntoView {
+    let protocol = c.listener.protocol;
+    let types = if protocol.is_http() { HTTP_TYPES } else { IP_ONLY };
+    let mut initial = c.rule.clone();
+    if initial.conditions.is_empty() {
+        initial.conditions.push(condition(types[0]));
+    }
+    let form = RwSignal::new(initial);
+    let services = RwSignal::new(form.with_untracked(|f| f.services.clone()));
+    let current = move || {
+        let mut f = form.get();
+        f.services = services.get();
+        f
+    };
+    // NB: the very check the server and admission make, as the user types.
+    let live = Memo::new(move |_| {
+        let f = current();
+        validate_rule(&f.name, &f.spec(0), Some(protocol)).err()
+    });
+    let save = ServerAction::<SaveRule>::new();
+    let preview = ServerAction::<PreviewRule>::new();
+    let (save_error, preview_error) = (action_error(save), action_error(preview));
+    let error = Signal::derive(move || save_error.get().or_else(|| preview_error.get()));
+    // The message beside `field`: the live check's, else the server's.
+    let at = move |field: String| {
+        Signal::derive(move || {
+            live.with(|r| {
+                r.as_ref().filter(|r| r.field.as_deref().map(form_field) == Some(&field)).map(|r| r.reason.clone())
+            })
+            .or_else(|| error.get().and_then(|e| e.for_field(&field)))
+        })
+    };
+    let (ticket, listener) = (c.rule.ticket.clone(), c.rule.listener.clone());
+    let back = format!("/rules/{ticket}/{listener}");
+    navigate_on_success(save, move |name| format!("/rules/{ticket}/{listener}/{name}"));
+    let title = if c.editing {
+        format!("Edit rule {}", c.rule.name)
+    } else {
+        format!("Add a rule to listener {}", c.rule.listener)
+    };
+    let blocked = c.add.clone();
+    let cannot_save = Signal::derive(move || blocked.is_some() || live.with(Option::is_some));
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if !cannot_save.get_untracked() {
+            save.dispatch(SaveRule { form: current() });
+        }
+    };
+    let count = Memo::new(move |_| form.with(|f| f.conditions.len()));
+    let editing = c.editing;
+    view! {
+        <Title text=title.clone() />
+        <h1>{title}</h1>
+        <AddressLine address=c.address.clone() />
+        {c.add.clone().map(|r| view! { <div class="callout callout-bad">{r}</div> })}
+        <form class="form" on:submit=submit novalidate>
+            <FormError error fields=FIELDS />
+            <Field label="Name" id="name" help="Lower-case letters, digits and '-'." error=at("name".into())>
+                <input id="name" required disabled=editing prop:value=move || form.with(|f| f.name.clone())
+                    on:input=set_field(form, |f, v| f.name = v.trim().to_string()) />
+            </Field>
+            <Field label="Match" id="match" error=at("match".into())>
+                <select id="match" on:change=set_field(form, |f, v| f.match_ = if v == "all" { MatchMode::All } else { MatchMode::Any })>
+                    <option value="any" selected=move || form.with(|f| f.match_ == MatchMode::Any)>"Any condition"</option>
+                    <option value="all" selected=move || form.with(|f| f.match_ == MatchMode::All)>"Every condition"</option>
+                </select>
+            </Field>
+            <div class="field" role="group" aria-label="Conditions">
+                <span class="label">"Conditions"</span>
+                {(!protocol.is_http()).then(|| view! { <p class="help">"A TCP or UDP listener sees no HTTP data: only the client's IP can be matched."</p> })}
+                {move || (0..count.get()).map(|i| view! { <ConditionRow form i types at /> }).collect_view()}
+                <button type="button" class="btn btn-ghost" on:click=move |_| form.update(|f| f.conditions.push(condition(types[0])))>"+ Add condition"</button>
+                <span class="field-error" role="alert">{move || at("rules".into()).get()}</span>
+            </div>
+            <ServicesEditor services offered=c.services.clone() error=at("services".into()) />
+            <div class="form-actions">
+                <BusyButton label="Preview AS3" busy_label="Rendering…" busy=preview.pending() blocked=cannot_save
+                    on_click=move |_| { preview.dispatch(PreviewRule { form: current() }); } />
+                <BusyButton label="Save" busy_label="Saving…" busy=save.pending() blocked=cannot_save submit=true />
+                <A href=back attr:class="btn btn-ghost">"Cancel"</A>
+            </div>
+        </form>
+        {move || preview.value().get().and_then(Result::ok).map(|p| view! {
+            <PreviewPanel preview=p.preview />
+            {p.irule.map(|text| view! { <h2>"The listener's iRule"</h2><pre class="irule" data-testid="irule">{text}</pre> })}
+        })}
+    }
+}
+
+/// One condition of the builder (`i`, from 0): what it looks at, the name where one applies,
+/// its values each with an operator, and the messages beside them.
+#[component]
+fn ConditionRow(
+    form: RwSignal<super::RuleForm>,
+    i: usize,
+    types: &'static [RuleType],
+    at: impl Fn(String) -> Signal<Option<String>> + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let n = i + 1;
+    let get = move |f: &super::RuleForm| f.conditions.get(i).cloned();
+    let edit = move |change: &dyn Fn(&mut RuleCondition)| {
+        form.update(|f| {
+            if let Some(c) = f.conditions.get_mut(i) {
+                change(c)
+            }
+        })
+    };
+    let kind = Memo::new(move |_| form.with(|f| get(f).map(|c| c.type_)).unwrap_or(RuleType::Ip));
+    let values = Memo::new(move |_| form.with(|f| get(f).map(|c| c.values.len())).unwrap_or_default());
+    let pick_type = move |ev| {
+        let v: usize = event_target_value(&ev).parse().unwrap_or_default();
+        let t = types.get(v).copied().unwrap_or(types[0]);
+        edit(&|c| {
+            c.type_ = t;
+            if !needs_key(t) {
+                c.key = None;
+            }
+            for value in &mut c.values {
+                if !operators_for(t).contains(&value.operator) {
+                    value.operator = Operator::Equal;
+                }
+            }
+        });
+    };
+    view! {
+        <fieldset class="condition" aria-label=format!("Condition {n}")>
+            <select aria-label=format!("Condition {n} looks at") on:change=pick_type>
+                {types.iter().enumerate().map(|(k, t)| view! {
+                    <option value=k.to_string() selected=move || kind.get() == *t>{type_label(*t)}</option>
+                }).collect_view()}
+            </select>
+            {move || needs_key(kind.get()).then(|| view! {
+                <input aria-label=format!("Condition {n} name") placeholder="X-Canary"
+                    prop:value=move || form.with(|f| get(f).and_then(|c| c.key).unwrap_or_default())
+                    on:input=move |ev| { let v = event_target_value(&ev); edit(&|c| c.key = Some(v.trim().to_string())); } />
+            })}
+            <span class="field-error" role="alert">{move || at(format!("rules[{i}].key")).get().or_else(|| at(format!("rules[{i}].type")).get())}</span>
+            {move || (0..values.get()).map(|j| view! {
+                <div class="condition-value">
+                    <select aria-label=format!("Condition {n} operator {}", j + 1) on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        let op = operators_for(kind.get_untracked()).iter().copied().find(|o| operator_label(*o) == v).unwrap_or(Operator::Equal);
+                        edit(&|c| if let Some(value) = c.values.get_mut(j) { value.operator = op; });
+                    }>
+                        {move || operators_for(kind.get()).iter().map(|o| view! {
+                            <option value=operator_label(*o) selected=move || form.with(|f| get(f).and_then(|c| c.values.get(j).map(|v| v.operator == *o)).unwrap_or_default())>{operator_label(*o)}</option>
+                        }).collect_view()}
+                    </select>
+                    <input aria-label=format!("Condition {n} value {}", j + 1)
+                        prop:value=move || form.with(|f| get(f).and_then(|c| c.values.get(j).map(|v| v.value.clone())).unwrap_or_default())
+                        on:input=move |ev| { let v = event_target_value(&ev); edit(&|c| if let Some(value) = c.values.get_mut(j) { value.value = v.clone(); }); } />
+                    <button type="button" class="btn btn-ghost" aria-label=format!("Remove value {} of condition {n}", j + 1)
+                        on:click=move |_| edit(&|c| { if c.values.len() > 1 && j < c.values.len() { c.values.remove(j); } })>"×"</button>
+                    <span class="field-error" role="alert">{move || at(format!("rules[{i}].values[{j}].value")).get().or_else(|| at(format!("rules[{i}].values[{j}].operator")).get())}</span>
+                </div>
+            }).collect_view()}
+            <button type="button" class="btn btn-ghost" on:click=move |_| edit(&|c| c.values.push(RuleValue { operator: Operator::Equal, value: String::new() }))>"+ Value"</button>
+            <button type="button" class="btn btn-ghost" aria-label=format!("Remove condition {n}")
+                on:click=move |_| form.update(|f| { if f.conditions.len() > 1 && i < f.conditions.len() { f.conditions.remove(i); } })>"Remove"</button>
+        </fieldset>
+    }
+}

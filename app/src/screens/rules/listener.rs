@@ -1,0 +1,92 @@
+//! `/rules/:ticket/:listener`: a listener's rules in the order they are tried, each movable up
+//! or down, the listener's own weights last as the default, and its iRule as the member cluster
+//! holds it.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_navigate, use_params_map};
+
+use super::{MoveRule, RulesOfListener, listener_rules};
+use crate::components::address::{AddressLine, CarriedBadge, Deployed, SplitBar};
+use crate::components::controls::ReasonButton;
+use crate::components::form::action_error;
+use crate::components::list::table;
+use crate::components::loaded::Loaded;
+
+/// The route's `:ticket`, `:listener` and `:name` (empty when absent).
+pub fn route_keys() -> impl Fn() -> (String, String, String) + Copy + Send + Sync + 'static {
+    let params = use_params_map();
+    move || {
+        params.with(|p| {
+            let get = |k: &str| p.get(k).unwrap_or_default();
+            (get("ticket"), get("listener"), get("name"))
+        })
+    }
+}
+
+/// `/rules/:ticket/:listener`
+#[component]
+pub fn ListenerRulesPage() -> impl IntoView {
+    let keys = route_keys();
+    let moved = ServerAction::<MoveRule>::new();
+    let rules = Resource::new(
+        move || (keys(), moved.version().get()),
+        |((ticket, listener, _), _)| listener_rules(ticket, listener),
+    );
+    let error = action_error(moved);
+    view! {
+        <Loaded resource=rules show=move |r| view! { <RulesBody r moved error /> }.into_any() />
+    }
+}
+
+#[component]
+fn RulesBody(
+    r: RulesOfListener,
+    moved: ServerAction<MoveRule>,
+    error: Signal<Option<crate::error::AppError>>,
+) -> impl IntoView {
+    let (ticket, listener) = (r.address.ticket.clone(), r.listener.name.clone());
+    let title = format!("Rules of listener {listener}");
+    let new = format!("/rules/{ticket}/{listener}/new");
+    let last = r.rules.len().saturating_sub(1);
+    let locked = r.add.clone();
+    let row = move |(i, rule): (usize, super::RuleRow)| {
+        let (ticket, listener, name) = (ticket.clone(), listener.clone(), rule.name.clone());
+        let href = format!("/rules/{ticket}/{listener}/{name}");
+        let shift = move |up: bool| {
+            let (ticket, listener, name) = (ticket.clone(), listener.clone(), name.clone());
+            move |_| {
+                moved.dispatch(MoveRule { ticket: ticket.clone(), listener: listener.clone(), name: name.clone(), up });
+            }
+        };
+        let why = |edge: bool, said: &str| locked.clone().or_else(|| edge.then(|| said.to_string()));
+        let (first, end) = (why(i == 0, "It is tried first already."), why(i == last, "It is tried last already."));
+        view! {
+            <tr>
+                <td>{i + 1}</td>
+                <td><a href=href>{rule.name.clone()}</a></td>
+                <td>{rule.summary.clone()}</td>
+                <td><SplitBar services=rule.services.clone() /></td>
+                <td class="actions">
+                    <ReasonButton label="Move up" reason=Signal::derive(move || first.clone()) on_click=shift(true) />
+                    <ReasonButton label="Move down" reason=Signal::derive(move || end.clone()) on_click=shift(false) />
+                </td>
+            </tr>
+        }
+    };
+    view! {
+        <Title text=title.clone() />
+        <div class="page-head">
+            <h1>{title} " " <CarriedBadge carried=r.address.carried.clone() /></h1>
+            <ReasonButton label="Add rule" reason=Signal::derive(move || r.add.clone())
+                on_click=move |_| use_navigate()(&new, Default::default()) />
+        </div>
+        <AddressLine address=r.address.clone() />
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        {table(&["#", "Rule", "When", "Services", ""], r.rules.into_iter().enumerate(), row)}
+        <p class="muted">"Otherwise, the listener's own weights:"</p>
+        <SplitBar services=r.listener.services.clone() />
+        <Deployed deployed=r.deployed held="The listener's iRule as the AS3 ConfigMap of the member cluster holds it:"
+            missing="No iRule in the member cluster for this listener: it has no rule there yet." />
+    }
+}

@@ -1,0 +1,314 @@
+//! Screen 4's server side: each body on the guarded path (`ssr::guard`). A rule belongs to the
+//! project of its address request: the caller reaches it only through that request, and every
+//! write is checked by the domain's `rule_write`, as admission checks a `kubectl` write.
+
+use kube::api::{DeleteParams, PostParams};
+use kube::{Api, ResourceExt};
+
+use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, form_field, summary};
+use crate::components::address::AddressSummary;
+use crate::domain::access::Verb;
+use crate::domain::as3::names;
+use crate::domain::as3::placement::Placement;
+use crate::domain::crd::{Lbrule, LbruleSpec, Lbticket, Listener};
+use crate::domain::policy::{
+    Owner, Refusal, TicketUse, Usage, dns_label, object_name, reason, rule_creatable, rule_write,
+};
+use crate::error::AppError;
+use crate::screens::listeners::ListenerRow;
+use crate::ssr::address::{self, World, project_of};
+use crate::ssr::guard::{Caller, Written, caller, not_found};
+use crate::ssr::{self, kube_error, preview, refused};
+
+const RULE: &str = "such rule";
+const LISTENER: &str = "such listener";
+
+/// Priorities a listener's rules are given when renumbered: 10, 20, 30…
+const STEP: u32 = 10;
+
+/// The request `ticket` the caller may `verb`, its listener `listener`, and the world around it.
+struct Ground {
+    ticket: Lbticket,
+    listener: Listener,
+    world: World,
+}
+
+impl Ground {
+    async fn load(caller: &Caller, verb: Verb, ticket: &str, listener: &str) -> Result<Ground, AppError> {
+        let t = address::ticket(caller, verb, ticket).await?;
+        let l = t.spec.listeners.iter().find(|l| l.name == listener).cloned().ok_or_else(|| not_found(LISTENER))?;
+        Ok(Ground { ticket: t, listener: l, world: World::load().await? })
+    }
+
+    /// The rules on the listener, in the order they are tried.
+    fn rules(&self) -> Vec<&Lbrule> {
+        let mut rules: Vec<&Lbrule> =
+            self.world.rules_on(&self.ticket).filter(|r| r.spec.listener == self.listener.name).collect();
+        rules.sort_by_key(|r| (r.spec.priority, r.name_any()));
+        rules
+    }
+
+    fn rule(&self, name: &str) -> Result<&Lbrule, AppError> {
+        self.rules().into_iter().find(|r| r.name_any() == name).ok_or_else(|| not_found(RULE))
+    }
+
+    fn summary(&self) -> AddressSummary {
+        address::summary(&self.ticket, self.world.cluster_of(&self.ticket))
+    }
+
+    fn listener_row(&self) -> ListenerRow {
+        let usage = TicketUse::of(&self.ticket, self.world.rules_on(&self.ticket));
+        ListenerRow::of(&self.listener, usage.rules_on(&self.listener.name))
+    }
+
+    /// Why no rule can be written on the listener now.
+    fn add_reason(&self) -> Option<String> {
+        let phase = self.ticket.status.as_ref().map(|s| s.phase).unwrap_or_default();
+        reason(&rule_creatable(phase, self.ticket.spec.lbtype, true))
+    }
+
+    /// Whether rule `name` may take the form `spec` (`before`: its stored form).
+    fn check(&self, name: &str, spec: &LbruleSpec, before: Option<&LbruleSpec>) -> Result<(), AppError> {
+        let w = &self.world;
+        let usage = Usage::beside(&self.ticket, &w.tickets, &w.loadbalancers, &w.rules);
+        rule_write(name, spec, before, Some(&self.ticket), &w.rules, &usage).map_err(of_form)
+    }
+}
+
+/// The names a call gives, checked before anything is read (`name` empty: none yet).
+fn check_names(ticket: &str, listener: &str, name: &str) -> Result<(), AppError> {
+    object_name("ticket", ticket).map_err(refused)?;
+    dns_label("listener", listener).map_err(refused)?;
+    if name.is_empty() { Ok(()) } else { object_name("name", name).map_err(refused) }
+}
+
+/// A refusal said of the form's fields.
+fn of_form(r: Refusal) -> AppError {
+    let field = r.field.as_deref().filter(|f| !f.is_empty()).map(|f| form_field(f).to_string());
+    refused(Refusal { field, reason: r.reason })
+}
+
+fn row(r: &Lbrule) -> RuleRow {
+    RuleRow {
+        name: r.name_any(),
+        priority: r.spec.priority,
+        summary: summary(r.spec.match_, &r.spec.rules),
+        services: r.spec.services.clone(),
+    }
+}
+
+fn form_of(r: &Lbrule) -> RuleForm {
+    RuleForm {
+        ticket: r.spec.lbticket.clone(),
+        listener: r.spec.listener.clone(),
+        name: r.name_any(),
+        match_: r.spec.match_,
+        conditions: r.spec.rules.clone(),
+        services: r.spec.services.clone(),
+        version: r.resource_version(),
+    }
+}
+
+pub async fn listener_rules(ticket: &str, listener: &str) -> Result<RulesOfListener, AppError> {
+    check_names(ticket, listener, "")?;
+    let caller = caller().await?;
+    let g = Ground::load(&caller, Verb::Read, ticket, listener).await?;
+    let deployed = match g.world.loadbalancer_of(&g.ticket) {
+        Some(lb) => {
+            let place = Placement::of(&lb.spec);
+            let declaration = preview::deployed(lb, &place).await?;
+            let app = names::application(&g.ticket.spec.namespace, g.listener.protocol);
+            let irule = names::irule(&names::virtual_server(ticket, g.listener.port));
+            declaration
+                .as_ref()
+                .and_then(|d| d.get(&place.tenant)?.get(&app)?.get(&irule)?.get("iRule")?.as_str().map(String::from))
+        }
+        None => None,
+    };
+    Ok(RulesOfListener {
+        address: g.summary(),
+        listener: g.listener_row(),
+        rules: g.rules().into_iter().map(row).collect(),
+        add: g.add_reason(),
+        deployed,
+    })
+}
+
+pub async fn detail(ticket: &str, listener: &str, name: &str) -> Result<RuleDetail, AppError> {
+    check_names(ticket, listener, name)?;
+    let caller = caller().await?;
+    let g = Ground::load(&caller, Verb::Read, ticket, listener).await?;
+    let r = g.rule(name)?;
+    Ok(RuleDetail {
+        address: g.summary(),
+        listener: g.listener_row(),
+        row: row(r),
+        form: form_of(r),
+        edit: g.add_reason(),
+    })
+}
+
+pub async fn choices(ticket: &str, listener: &str, name: &str) -> Result<RuleChoices, AppError> {
+    check_names(ticket, listener, name)?;
+    let caller = caller().await?;
+    let g = Ground::load(&caller, Verb::Read, ticket, listener).await?;
+    let (rule, editing) = if name.is_empty() {
+        let taken = |n: &str| g.world.rules.iter().any(|r| r.name_any() == n);
+        let fresh = (1..).map(|i| format!("{ticket}-{listener}-{i}")).find(|n| !taken(n)).unwrap_or_default();
+        let form = RuleForm {
+            ticket: ticket.into(),
+            listener: listener.into(),
+            name: fresh,
+            services: g.listener.services.clone(),
+            ..Default::default()
+        };
+        (form, false)
+    } else {
+        (form_of(g.rule(name)?), true)
+    };
+    let me = Owner::Listener { ticket: ticket.into(), listener: listener.into() };
+    Ok(RuleChoices {
+        address: g.summary(),
+        listener: g.listener_row(),
+        add: g.add_reason(),
+        services: address::offered(&g.world, &g.ticket, &me).await?,
+        rule,
+        editing,
+    })
+}
+
+/// The priority a form's rule is saved at: its own when editing, after the last otherwise.
+fn priority_of(g: &Ground, form: &RuleForm) -> Result<u32, AppError> {
+    match &form.version {
+        Some(_) => Ok(g.rule(&form.name)?.spec.priority),
+        None => Ok(g.rules().last().map_or(STEP, |r| r.spec.priority.saturating_add(STEP))),
+    }
+}
+
+/// The form's rule checked where it goes, with the Services it names real ones of the
+/// namespace: the rule, and its stored form when editing.
+async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbrule>), AppError> {
+    let before = match &form.version {
+        Some(_) => Some(g.rule(&form.name)?.clone()),
+        None => None,
+    };
+    let spec = form.spec(priority_of(g, form)?);
+    g.check(&form.name, &spec, before.as_ref().map(|b| &b.spec))?;
+    let offered = address::services(g.world.cluster_of(&g.ticket), &g.ticket.spec.namespace).await?;
+    let wanted = spec.services.iter().map(|s| ("services".to_string(), s.service.as_str(), s.port));
+    address::real_ports(&offered, wanted)?;
+    Ok((spec, before))
+}
+
+pub async fn preview(form: RuleForm) -> Result<RulePreview, AppError> {
+    check_names(&form.ticket, &form.listener, &form.name)?;
+    let caller = caller().await?;
+    let g = Ground::load(&caller, Verb::Write, &form.ticket, &form.listener).await?;
+    let (spec, _) = checked(&g, &form).await?;
+    let mut rules: Vec<Lbrule> = g.world.rules_on(&g.ticket).filter(|r| r.name_any() != form.name).cloned().collect();
+    rules.push(Lbrule::new(&form.name, spec));
+    let preview = preview::preview(&g.world, &g.ticket, &rules).await?;
+    let apps: Option<serde_json::Value> = serde_json::from_str(&preview.declaration).ok();
+    let app = names::application(&g.ticket.spec.namespace, g.listener.protocol);
+    let irule = names::irule(&names::virtual_server(&form.ticket, g.listener.port));
+    let irule = apps.as_ref().and_then(|a| a.get(&app)?.get(&irule)?.get("iRule")?.as_str().map(String::from));
+    Ok(RulePreview { preview, irule })
+}
+
+pub async fn save(form: RuleForm) -> Result<String, AppError> {
+    check_names(&form.ticket, &form.listener, &form.name)?;
+    let caller = caller().await?;
+    caller.write(|| save_once(&caller, &form)).await
+}
+
+async fn save_once(caller: &Caller, form: &RuleForm) -> Result<Written<String>, AppError> {
+    let g = Ground::load(caller, Verb::Write, &form.ticket, &form.listener).await?;
+    let (spec, before) = checked(&g, form).await?;
+    let api = Api::<Lbrule>::all(ssr::mgmt()?);
+    let after = match &before {
+        Some(b) if b.resource_version() != form.version => return Err(AppError::Conflict(ssr::STALE.into())),
+        Some(b) => {
+            let mut next = b.clone();
+            next.spec = spec;
+            api.replace(&form.name, &PostParams::default(), &next).await
+        }
+        None => api.create(&PostParams::default(), &Lbrule::new(&form.name, spec)).await,
+    };
+    let after = match after {
+        // NB: names are cluster-wide; the answer is the same whoever holds the name.
+        Err(kube::Error::Api(s)) if s.code == 409 && before.is_none() => {
+            return Err(AppError::invalid("name", format!("The name {} is not available; choose another.", form.name)));
+        }
+        other => other.map_err(|e| kube_error("rule", e))?,
+    };
+    let action = if before.is_some() { "update" } else { "create" };
+    let written = Written::change(action, "Lbrule", &form.name, project_of(&g.ticket)).after(&after.spec);
+    Ok(match before {
+        Some(b) => written.before(&b.spec),
+        None => written,
+    }
+    .answer(form.name.clone()))
+}
+
+pub async fn delete(ticket: &str, listener: &str, name: &str) -> Result<(), AppError> {
+    check_names(ticket, listener, name)?;
+    let caller = caller().await?;
+    caller.write(|| delete_once(&caller, ticket, listener, name)).await
+}
+
+async fn delete_once(caller: &Caller, ticket: &str, listener: &str, name: &str) -> Result<Written<()>, AppError> {
+    let g = Ground::load(caller, Verb::Write, ticket, listener).await?;
+    let r = g.rule(name)?;
+    // NB: deletes the rule as read and checked, not one changed or made anew since.
+    let preconditions = kube::api::Preconditions { uid: r.uid(), resource_version: r.resource_version() };
+    let params = DeleteParams { preconditions: Some(preconditions), ..Default::default() };
+    Api::<Lbrule>::all(ssr::mgmt()?).delete(name, &params).await.map_err(|e| kube_error("rule", e))?;
+    Ok(Written::change("delete", "Lbrule", name, project_of(&g.ticket)).before(&r.spec))
+}
+
+pub async fn reorder(ticket: &str, listener: &str, name: &str, up: bool) -> Result<(), AppError> {
+    check_names(ticket, listener, name)?;
+    let caller = caller().await?;
+    let g = Ground::load(&caller, Verb::Write, ticket, listener).await?;
+    if let Some(why) = g.add_reason() {
+        return Err(AppError::Refused(why));
+    }
+    let mut order: Vec<Lbrule> = g.rules().into_iter().cloned().collect();
+    let at = order.iter().position(|r| r.name_any() == name).ok_or_else(|| not_found(RULE))?;
+    let to = if up { at.checked_sub(1) } else { Some(at + 1).filter(|t| *t < order.len()) };
+    let Some(to) = to else { return Ok(()) };
+    order.swap(at, to);
+    // NB: priorities are unique per listener at every step: the rules whose priority changes
+    // first move past every priority in use, in their new order, then take 10, 20, 30…; a
+    // failure between the two leaves the new order in place, only not renumbered.
+    let top = order.iter().map(|r| r.spec.priority).max().unwrap_or_default();
+    let wanted: Vec<u32> = (1..=order.len() as u32).map(|i| i * STEP).collect();
+    let moving: Vec<(String, u32)> = order
+        .iter()
+        .zip(&wanted)
+        .filter(|(r, want)| r.spec.priority != **want)
+        .map(|(r, want)| (r.name_any(), *want))
+        .collect();
+    let project = project_of(&g.ticket);
+    for (k, (name, _)) in moving.iter().enumerate() {
+        set_priority(&caller, project, name, top.saturating_add(1 + k as u32)).await?;
+    }
+    for (name, want) in &moving {
+        set_priority(&caller, project, name, *want).await?;
+    }
+    Ok(())
+}
+
+/// Writes rule `name` at `priority`, audited as a move; a lost race reads it again.
+async fn set_priority(caller: &Caller, project: Option<&str>, name: &str, priority: u32) -> Result<(), AppError> {
+    caller
+        .write(|| async move {
+            let api = Api::<Lbrule>::all(ssr::mgmt()?);
+            let before = api.get_opt(name).await.map_err(|e| kube_error("rule", e))?.ok_or_else(|| not_found(RULE))?;
+            let mut next = before.clone();
+            next.spec.priority = priority;
+            let after = api.replace(name, &PostParams::default(), &next).await.map_err(|e| kube_error("rule", e))?;
+            Ok(Written::change("move", "Lbrule", name, project).before(&before.spec).after(&after.spec))
+        })
+        .await
+}

@@ -1,0 +1,116 @@
+import { expect, test, type Page } from './fixtures';
+import { hydrated, requestAddress, signedIn, users } from './helpers';
+
+// One story, in order: a tenant puts canary and content rules on a listener, previews the
+// iRule, reorders the rules, and meets the checks the server and admission make, as typed.
+test.describe.configure({ mode: 'serial' });
+
+/** Adds listener `name` on `port` to the request shown, through the listener form. */
+async function addListener(page: Page, ticket: string, name: string, port: string, protocol: string, service: string) {
+  await page.goto(`/listeners/${ticket}/new`);
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill(name);
+  await page.getByLabel('Port', { exact: true }).fill(port);
+  await page.getByLabel('Protocol').selectOption(protocol);
+  await page.getByRole('button', { name: '+ Add service' }).click();
+  await page.getByLabel('Service 1', { exact: true }).selectOption(service);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(new RegExp(`/listeners/${ticket}/${name}$`));
+}
+
+/** Fills condition `n` of the rule form. */
+async function condition(page: Page, n: number, looksAt: string, operator: string, value: string, key?: string) {
+  await page.getByLabel(`Condition ${n} looks at`).selectOption({ label: looksAt });
+  if (key !== undefined) await page.getByLabel(`Condition ${n} name`).fill(key);
+  await page.getByLabel(`Condition ${n} operator 1`).selectOption(operator);
+  await page.getByLabel(`Condition ${n} value 1`).fill(value);
+}
+
+test('a tenant adds a header rule and a host rule, previews the iRule, and reorders them', async ({ page }) => {
+  await signedIn(page, users.alice);
+  await requestAddress(page, 'r-shop', 'acp-region01/team-a');
+  const badge = page.getByRole('heading', { name: /Address request r-shop/ }).getByTestId('phase');
+  await expect(badge).toHaveText('Enabled', { timeout: 20_000 });
+  await addListener(page, 'r-shop', 'web', '80', 'HTTP', 'web-v1');
+  await page.getByRole('link', { name: 'No rule yet: add one' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web$/);
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Add rule' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web\/new$/);
+  await hydrated(page);
+
+  await page.getByLabel('Name', { exact: true }).fill('canary');
+  await condition(page, 1, 'Header', 'is', '1', 'X-Canary');
+  await page.getByLabel('Service 1', { exact: true }).selectOption('web-v2');
+  await page.getByRole('button', { name: 'Preview AS3' }).click();
+  await expect(page.getByTestId('irule')).toContainText('X-Canary');
+  await expect(page.getByTestId('diff')).toContainText('vs_r-shop_80_irule');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web\/canary$/);
+  await expect(page.getByRole('heading', { name: /Rule canary/ })).toBeVisible();
+
+  await page.getByRole('link', { name: 'web' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web$/);
+  await hydrated(page);
+  await page.getByRole('button', { name: 'Add rule' }).click();
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill('host');
+  await condition(page, 1, 'Host', 'is', 'a.example.com');
+  await page.getByLabel('Service 1', { exact: true }).selectOption('web-v2');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web\/host$/);
+
+  await page.goto('/rules/r-shop/web');
+  await hydrated(page);
+  const names = page.locator('tbody tr td:nth-child(2)');
+  await expect(names).toHaveText(['canary', 'host']);
+  await expect(page.getByRole('row', { name: /canary/ })).toContainText('header X-Canary is 1');
+  await page.getByRole('row', { name: /host/ }).getByRole('button', { name: 'Move up' }).click();
+  await expect(names).toHaveText(['host', 'canary']);
+  await expect(page.getByRole('row', { name: /host/ }).getByRole('button', { name: 'Move up' })).toHaveAttribute(
+    'title',
+    'It is tried first already.',
+  );
+  // The member cluster's iRule tries the host rule first.
+  await expect(async () => {
+    await page.reload();
+    const irule = (await page.getByTestId('deployed').textContent()) ?? '';
+    expect(irule.indexOf('a.example.com')).toBeGreaterThan(-1);
+    expect(irule.indexOf('a.example.com')).toBeLessThan(irule.indexOf('X-Canary'));
+  }).toPass({ timeout: 20_000 });
+});
+
+test('an invalid regexp is refused at the field as it is typed, and the rule cannot be saved', async ({ page }) => {
+  await signedIn(page, users.alice);
+  await page.goto('/rules/r-shop/web/new');
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill('broken');
+  await condition(page, 1, 'Path', 'matches', '^/api/(v1');
+  await page.getByLabel('Service 1', { exact: true }).selectOption('web-v2');
+  const said = page.getByRole('group', { name: 'Condition 1' }).getByText(/the pattern does not compile/);
+  await expect(said).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
+  await page.getByLabel('Condition 1 value 1').fill('^/api/(v1|v2)/');
+  await expect(said).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Save' })).toBeEnabled();
+});
+
+test('a TCP listener offers only client IP conditions', async ({ page }) => {
+  await signedIn(page, users.alice);
+  await addListener(page, 'r-shop', 'db', '5432', 'TCP', 'api');
+  await page.goto('/rules/r-shop/db/new');
+  await hydrated(page);
+  const looksAt = page.getByLabel('Condition 1 looks at');
+  await expect(looksAt.locator('option')).toHaveText(['Client IP']);
+  await expect(page.getByText('only the client\'s IP can be matched')).toBeVisible();
+});
+
+test("another project's tenant sees none of it", async ({ page }) => {
+  await signedIn(page, users.bob);
+  await page.goto('/rules/r-shop/web');
+  await hydrated(page);
+  await expect(page.getByRole('alert').filter({ hasText: 'There is no such address request in your projects.' })).toBeVisible();
+  await page.goto('/rules');
+  await hydrated(page);
+  await expect(page.getByText('r-shop')).toHaveCount(0);
+});

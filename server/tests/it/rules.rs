@@ -1,0 +1,237 @@
+//! Screen 4's server functions and the admission of `kubectl` writes of rules: the same domain
+//! function (`rule_write`) refuses the same rules on both paths.
+
+use app::domain::crd::{
+    Lbrule, LbruleSpec, MatchMode, Operator, Phase, RuleCondition, RuleType, RuleValue, ServiceRef,
+};
+use app::error::AppError;
+use app::screens::listeners::ListenerForm;
+use app::screens::rules::{RuleChoices, RuleForm, RulePreview, RulesOfListener};
+use app::ssr::STALE;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::{Backend, Lbdesk, until};
+use crate::on_both_databases;
+use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
+
+on_both_databases!(rules_are_added_reordered_and_carried_by_the_member_cluster);
+
+fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
+    ServiceRef { service: service.into(), port, weight }
+}
+
+fn cond(type_: RuleType, key: Option<&str>, operator: Operator, value: &str) -> RuleCondition {
+    RuleCondition { type_, key: key.map(String::from), values: vec![RuleValue { operator, value: value.into() }] }
+}
+
+fn rule(name: &str, conditions: Vec<RuleCondition>, services: Vec<ServiceRef>) -> RuleForm {
+    RuleForm {
+        ticket: "shop".into(),
+        listener: "web".into(),
+        name: name.into(),
+        match_: MatchMode::Any,
+        conditions,
+        services,
+        version: None,
+    }
+}
+
+/// lbdesk with alice's Enabled address `shop` carrying the HTTP listener `web` (web-v1) and the
+/// TCP listener `db` (api), alice signed in.
+async fn with_listeners(backend: Backend) -> (Lbdesk, User) {
+    let (lbdesk, _admin) = with_demo_lb(backend).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    ok::<String>(alice.json("ticket/save", json!({"form": ticket_form("shop", "default", "")})).await).await;
+    wait_phase(&alice, "shop", Phase::Enabled).await;
+    for (name, port, protocol, service) in [("web", 80, "http", "web-v1"), ("db", 5432, "tcp", "api")] {
+        let form = ListenerForm {
+            ticket: "shop".into(),
+            name: name.into(),
+            port,
+            protocol: serde_json::from_value(json!(protocol)).expect("a protocol"),
+            services: vec![svc(service, 8080, 100)],
+            ..Default::default()
+        };
+        ok::<String>(alice.json("listener/save", json!({"form": form})).await).await;
+    }
+    (lbdesk, alice)
+}
+
+async fn of_listener(user: &User, listener: &str) -> RulesOfListener {
+    ok(user.form("rule/listener", &[("ticket", "shop"), ("listener", listener)]).await).await
+}
+
+async fn rules_are_added_reordered_and_carried_by_the_member_cluster(backend: Backend) {
+    let (_lbdesk, alice) = with_listeners(backend).await;
+    let offered: RuleChoices =
+        ok(alice.form("rule/choices", &[("ticket", "shop"), ("listener", "web"), ("name", "")]).await).await;
+    assert_eq!((offered.add, offered.editing, offered.rule.name.as_str()), (None, false, "shop-web-1"));
+    let names: Vec<&str> = offered.services.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"web-v1") && names.contains(&"web-v2") && !names.contains(&"api"), "{names:?}");
+
+    let canary = rule(
+        "canary",
+        vec![cond(RuleType::Header, Some("X-Canary"), Operator::Equal, "1")],
+        vec![svc("web-v2", 8080, 100)],
+    );
+    let preview: RulePreview = ok(alice.json("rule/preview", json!({"form": canary})).await).await;
+    assert_eq!(preview.preview.refused, None);
+    let irule = preview.irule.expect("the listener's iRule");
+    assert!(irule.contains("X-Canary"), "{irule}");
+    assert!(of_listener(&alice, "web").await.rules.is_empty(), "the preview wrote nothing");
+
+    assert_eq!(ok::<String>(alice.json("rule/save", json!({"form": canary})).await).await, "canary");
+    let host = rule(
+        "host",
+        vec![cond(RuleType::Domain, None, Operator::Equal, "a.example.com")],
+        vec![svc("web-v2", 8080, 100)],
+    );
+    assert_eq!(ok::<String>(alice.json("rule/save", json!({"form": host})).await).await, "host");
+    let rules = of_listener(&alice, "web").await.rules;
+    let order: Vec<(&str, u32)> = rules.iter().map(|r| (r.name.as_str(), r.priority)).collect();
+    assert_eq!(order, [("canary", 10), ("host", 20)], "a new rule goes last");
+    assert_eq!(rules[0].summary, "header X-Canary is 1");
+
+    ok::<()>(alice.json("rule/move", json!({"ticket": "shop", "listener": "web", "name": "host", "up": true})).await)
+        .await;
+    let order: Vec<(String, u32)> =
+        of_listener(&alice, "web").await.rules.into_iter().map(|r| (r.name, r.priority)).collect();
+    assert_eq!(order, [("host".to_string(), 10), ("canary".to_string(), 20)]);
+    // Moving the first one up changes nothing.
+    ok::<()>(alice.json("rule/move", json!({"ticket": "shop", "listener": "web", "name": "host", "up": true})).await)
+        .await;
+
+    // The member cluster's iRule tries the host rule first.
+    until("the member cluster's iRule to try host before canary", 20, || async {
+        let deployed = of_listener(&alice, "web").await.deployed.unwrap_or_default();
+        match (deployed.find("a.example.com"), deployed.find("X-Canary")) {
+            (Some(h), Some(c)) => h < c,
+            _ => false,
+        }
+    })
+    .await;
+
+    ok::<()>(alice.form("rule/delete", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await).await;
+    let left: Vec<String> = of_listener(&alice, "web").await.rules.into_iter().map(|r| r.name).collect();
+    assert_eq!(left, ["host"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rule_refusal_is_said_beside_its_field() {
+    let (_lbdesk, alice) = with_listeners(Backend::Sqlite).await;
+    let save = |form: RuleForm| alice.json("rule/save", json!({"form": form}));
+    let header = || vec![cond(RuleType::Header, Some("X-Canary"), Operator::Equal, "1")];
+    let to_v2 = || vec![svc("web-v2", 8080, 100)];
+    for (what, form, field) in [
+        (
+            "an invalid regexp",
+            rule("r", vec![cond(RuleType::Url, None, Operator::Regexp, "(open")], to_v2()),
+            "rules[0].values[0].value",
+        ),
+        (
+            "a range that is not lo-hi",
+            rule("r", vec![cond(RuleType::Cookie, Some("v"), Operator::Range, "9-1")], to_v2()),
+            "rules[0].values[0].value",
+        ),
+        (
+            "a header on a TCP listener",
+            RuleForm { listener: "db".into(), ..rule("r", header(), vec![svc("api", 8080, 100)]) },
+            "rules[0].type",
+        ),
+        ("another listener's Service", rule("r", header(), vec![svc("api", 8080, 100)]), "services"),
+        ("a port the Service does not have", rule("r", header(), vec![svc("web-v2", 9999, 100)]), "services"),
+        ("weights adding up to 50", rule("r", header(), vec![svc("web-v2", 8080, 50)]), "services"),
+        ("an upper-case name", rule("Canary", header(), to_v2()), "name"),
+    ] {
+        let error = refused(save(form).await, StatusCode::BAD_REQUEST).await;
+        assert!(error.for_field(field).is_some(), "{what}: {error:?}");
+    }
+    ok::<String>(save(rule("r", header(), to_v2())).await).await;
+    let error = refused(save(rule("r", header(), to_v2())).await, StatusCode::BAD_REQUEST).await;
+    assert!(error.for_field("name").is_some_and(|m| m.contains("not available")), "{error:?}");
+    let stale = RuleForm { version: Some("1".into()), ..rule("r", header(), to_v2()) };
+    assert_eq!(refused(save(stale).await, StatusCode::CONFLICT).await, AppError::Conflict(STALE.into()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_projects_tenant_reaches_no_rule() {
+    let (lbdesk, alice) = with_listeners(Backend::Sqlite).await;
+    let canary = rule(
+        "canary",
+        vec![cond(RuleType::Header, Some("X-Canary"), Operator::Equal, "1")],
+        vec![svc("web-v2", 8080, 100)],
+    );
+    ok::<String>(alice.json("rule/save", json!({"form": canary})).await).await;
+    let bob = User::sign_in(&lbdesk, "bob").await;
+    let hidden = AppError::NotFound("There is no such address request in your projects.".into());
+    for res in [
+        bob.form("rule/listener", &[("ticket", "shop"), ("listener", "web")]).await,
+        bob.form("rule/get", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await,
+        bob.form("rule/choices", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await,
+        bob.json("rule/preview", json!({"form": canary})).await,
+        bob.json("rule/save", json!({"form": RuleForm { name: "bobs".into(), ..canary.clone() }})).await,
+        bob.form("rule/delete", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await,
+        bob.json("rule/move", json!({"ticket": "shop", "listener": "web", "name": "canary", "up": false})).await,
+    ] {
+        assert_eq!(refused(res, StatusCode::NOT_FOUND).await, hidden);
+    }
+    assert_eq!(of_listener(&alice, "web").await.rules.len(), 1, "still alice's one rule");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_writes_of_rules_meet_the_same_rules() {
+    let (lbdesk, alice) = with_listeners(Backend::Sqlite).await;
+    let rules: Api<Lbrule> = Api::all(lbdesk.client("mgmt").await);
+    let spec = |listener: &str, priority: u32, service: &str, c: RuleCondition| LbruleSpec {
+        lbticket: "shop".into(),
+        listener: listener.into(),
+        priority,
+        services: vec![svc(service, 8080, 100)],
+        rules: vec![c],
+        ..Default::default()
+    };
+    let header = || cond(RuleType::Header, Some("X-Canary"), Operator::Equal, "1");
+    rules
+        .create(&PostParams::default(), &Lbrule::new("first", spec("web", 10, "web-v2", header())))
+        .await
+        .expect("a valid rule");
+    for (what, s, code, says) in [
+        (
+            "an invalid regexp",
+            spec("web", 20, "web-v2", cond(RuleType::Url, None, Operator::Regexp, "(open")),
+            400,
+            "rules[0].values[0].value",
+        ),
+        ("a listener the address does not have", spec("nope", 20, "web-v2", header()), 403, "no listener of that name"),
+        ("a priority taken on the listener", spec("web", 10, "web-v2", header()), 403, "already has priority 10"),
+        ("a header on a TCP listener", spec("db", 20, "api", header()), 403, "only ip conditions apply"),
+        ("another listener's Service", spec("web", 20, "api", header()), 403, "already used by listener db of shop"),
+        (
+            "an address that does not exist",
+            LbruleSpec { lbticket: "nowhere".into(), ..spec("web", 20, "web-v2", header()) },
+            403,
+            "no address request",
+        ),
+    ] {
+        match rules.create(&PostParams::default(), &Lbrule::new("second", s)).await {
+            Err(kube::Error::Api(e)) => {
+                assert_eq!(e.code, code, "{what}: {e:?}");
+                assert!(e.message.contains(says), "{what}: {}", e.message);
+            }
+            other => panic!("{what}: admitted: {other:?}"),
+        }
+    }
+    let mut first = rules.get("first").await.expect("the rule");
+    first.spec.listener = "db".into();
+    let moved = rules.replace("first", &PostParams::default(), &first).await;
+    assert!(
+        matches!(&moved, Err(kube::Error::Api(e)) if e.code == 403 && e.message.contains("stays on its listener")),
+        "{moved:?}"
+    );
+    // What kubectl wrote, the page shows; a delete is always allowed.
+    assert_eq!(of_listener(&alice, "web").await.rules[0].name, "first");
+    rules.delete("first", &DeleteParams::default()).await.expect("a delete");
+}
