@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, ensure};
 use app::components::address::ADDRESS_PAGE;
@@ -87,13 +87,13 @@ async fn main() -> anyhow::Result<()> {
         // objects at bank scale", not what this benchmark measures.
         if i % 10 == 9 {
             let made = i + 1;
-            wait("a batch of requests Enabled", 60, || async {
+            common::wait("a batch of requests Enabled", 60, || async {
                 Ok(enabled().await?.iter().filter(|p| p.starts_with("Enabled")).count() == made)
             })
             .await?;
         }
     }
-    let waited = wait("every request Enabled", 120, || async {
+    let waited = common::wait("every request Enabled", 120, || async {
         Ok(enabled().await?.iter().filter(|p| p.starts_with("Enabled")).count() == 2 * PER_LB)
     })
     .await;
@@ -117,7 +117,7 @@ async fn main() -> anyhow::Result<()> {
         Ok::<_, anyhow::Error>(cm.and_then(|c| c.data).and_then(|mut d| d.remove(TEMPLATE_KEY)).unwrap_or_default())
     };
     let last = format!("vs_{}_{}", name(PER_LB - 1), 80 + LISTENERS - 1);
-    wait("the shared tenant's ConfigMap to carry every listener", 120, || async {
+    common::wait("the shared tenant's ConfigMap to carry every listener", 120, || async {
         Ok(template().await?.contains(&last))
     })
     .await?;
@@ -193,36 +193,11 @@ async fn main() -> anyhow::Result<()> {
             "services": [{"service": format!("svc-{:04}", LISTENERS), "port": 8080, "weight": 100}], "generation": generation}});
         let started = Instant::now();
         call("listener/save", form).await?;
-        wait("the ConfigMap to carry the save", 30, || async { Ok(template().await? != before) }).await?;
+        common::wait("the ConfigMap to carry the save", 30, || async { Ok(template().await? != before) }).await?;
         if round >= 2 {
             times.push(started.elapsed());
         }
     }
-    times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let n = times.len();
-    println!(
-        "  {:<56} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  (target p50 < 300 ms)",
-        "listener save → the member cluster's ConfigMap carries it",
-        ms(times[n / 2]),
-        ms(times[n * 95 / 100]),
-        ms(times[n - 1])
-    );
+    common::report("listener save → the member cluster's ConfigMap carries it", times, "target p50 < 300 ms");
     Ok(())
-}
-
-/// Polls `check` every 5 ms until it holds, or fails naming `what` after `seconds`.
-async fn wait<F, Fut>(what: &str, seconds: u64, mut check: F) -> anyhow::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<bool>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    while Instant::now() < deadline {
-        if check().await? {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    anyhow::bail!("timed out waiting for {what}")
 }

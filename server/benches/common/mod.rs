@@ -89,3 +89,34 @@ where
     println!("  {what:<56} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({read} {unit})", ms(p50), ms(p95), ms(max));
     Ok(p50)
 }
+
+/// Polls `check` every 5 ms until it holds, or fails naming `what` after `seconds`.
+#[allow(dead_code)] // NB: not every benchmark waits for the reconciler.
+pub async fn wait<F, Fut>(what: &str, seconds: u64, mut check: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<bool>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < deadline {
+        if check().await? {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    anyhow::bail!("timed out waiting for {what}")
+}
+
+/// Prints p50, p95 and max of `times` (measured apart) against `target`.
+#[allow(dead_code)] // NB: not every benchmark times a round trip through the reconciler.
+pub fn report(what: &str, mut times: Vec<Duration>, target: &str) {
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let n = times.len();
+    println!(
+        "  {what:<56} p50 {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({target})",
+        ms(times[n / 2]),
+        ms(times[n * 95 / 100]),
+        ms(times[n - 1])
+    );
+}
