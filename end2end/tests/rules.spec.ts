@@ -64,9 +64,22 @@ test('a tenant adds a header rule and a host rule, previews the iRule, and reord
   await hydrated(page);
   const names = page.locator('tbody tr td:nth-child(2)');
   await expect(names).toHaveText(['canary', 'host']);
+  // The request tester answers as the iRule would, as the request is typed.
+  const tester = page.getByRole('region', { name: 'Request tester' });
+  const goesTo = tester.getByTestId('tester-to');
+  await expect(goesTo).toHaveText("Goes to the listener's own weights");
+  await expect(tester).toContainText('canary: header X-Canary is 1 does not hold');
+  await tester.getByLabel('Host').fill('a.example.com');
+  await expect(goesTo).toHaveText('Goes to rule host');
+  await tester.getByLabel('Headers').fill('X-Canary: 1');
+  await expect(goesTo).toHaveText('Goes to rule canary');
+  await expect(tester).toContainText('web-v2_8080_pool');
   await expect(page.getByRole('row', { name: /canary/ })).toContainText('header X-Canary is 1');
   await page.getByRole('row', { name: /host/ }).getByRole('button', { name: 'Move up' }).click();
   await expect(names).toHaveText(['host', 'canary']);
+  await tester.getByLabel('Host').fill('a.example.com');
+  await tester.getByLabel('Headers').fill('X-Canary: 1');
+  await expect(goesTo).toHaveText('Goes to rule host');
   await expect(page.getByRole('row', { name: /host/ }).getByRole('button', { name: 'Move up' })).toHaveAttribute(
     'title',
     'It is tried first already.',
@@ -103,6 +116,43 @@ test('a TCP listener offers only client IP conditions', async ({ page }) => {
   const looksAt = page.getByLabel('Condition 1 looks at');
   await expect(looksAt.locator('option')).toHaveText(['Client IP']);
   await expect(page.getByText('only the client\'s IP can be matched')).toBeVisible();
+});
+
+test('a shift moves a beta rule from 10% to 50%, step by step, and the member cluster follows', async ({ page }) => {
+  await signedIn(page, users.alice);
+  await page.goto('/rules/r-shop/web/new');
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill('beta');
+  await condition(page, 1, 'Cookie', 'is', 'beta', 'group');
+  await page.getByLabel('Weight 1').fill('90');
+  await page.getByRole('button', { name: '+ Add service' }).click();
+  await page.getByLabel('Service 2', { exact: true }).selectOption('web-v2');
+  await page.getByLabel('Weight 2').fill('10');
+  // The tester tries the rule as the form would save it.
+  const tester = page.getByRole('region', { name: 'Request tester' });
+  await tester.getByLabel('Cookies').fill('group=beta');
+  await expect(tester.getByTestId('tester-to')).toHaveText('Goes to rule beta');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(/\/rules\/r-shop\/web\/beta$/);
+  await hydrated(page);
+
+  const shift = page.getByRole('region', { name: 'Traffic shift' });
+  await expect(shift.getByTestId('shift-now')).toHaveText('Now 90% to web-v1, 10% to web-v2.');
+  await shift.getByLabel('Steps (% to web-v2)').fill('10, 50, 100');
+  await shift.getByRole('button', { name: 'Preview next step' }).click();
+  await expect(page.getByTestId('diff')).toContainText('lbd_bucket < 50');
+  await shift.getByRole('button', { name: 'Shift to 50%' }).click();
+  await expect(shift.getByTestId('shift-now')).toHaveText('Now 50% to web-v1, 50% to web-v2.');
+  await expect(page.locator('.split-part')).toHaveText(['web-v1 50%', 'web-v2 50%']);
+  await expect(shift.getByRole('row', { name: /alice/ })).toContainText('web-v2:8080 50%');
+  await expect(shift.getByRole('button', { name: 'Back to 10%' })).toBeEnabled();
+
+  await page.goto('/rules/r-shop/web');
+  await hydrated(page);
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByTestId('deployed')).toContainText('lbd_bucket < 50', { timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
 });
 
 test("another project's tenant sees none of it", async ({ page }) => {

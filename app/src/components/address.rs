@@ -246,7 +246,7 @@ pub fn SplitBar(services: Vec<ServiceRef>) -> impl IntoView {
 }
 
 /// What a split bar says to a screen reader.
-fn split_label(services: &[ServiceRef]) -> String {
+pub fn split_label(services: &[ServiceRef]) -> String {
     services.iter().map(|s| format!("{}:{} {}%", s.service, s.port, s.weight)).collect::<Vec<_>>().join(", ")
 }
 

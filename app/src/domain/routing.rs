@@ -119,6 +119,35 @@ impl<'a> Router<'a> {
         }
         weighted(&self.listener.services, bucket).map(|s| Decision { rule: None, bucket, service: s.clone() })
     }
+
+    /// Each rule tried for `req`, in order, up to and including the one that matches: for a
+    /// rule that did not, the condition (by index) that failed first — with "every condition",
+    /// the first that does not hold; with "any condition", the first, since none held.
+    pub fn explain(&self, req: &Request) -> Vec<Tried<'a>> {
+        let http = self.listener.protocol.is_http();
+        let mut tried = Vec::new();
+        for rule in &self.rules {
+            let held: Vec<bool> =
+                rule.spec.rules.iter().zip(&rule.patterns).map(|(c, p)| condition(c, p, req, http)).collect();
+            let failed = match rule.spec.match_ {
+                MatchMode::Any => (!held.iter().any(|h| *h)).then_some(0),
+                MatchMode::All => held.iter().position(|h| !h),
+            };
+            tried.push(Tried { rule: rule.name, failed });
+            if failed.is_none() {
+                break;
+            }
+        }
+        tried
+    }
+}
+
+/// A rule tried for a request: `failed` is the condition that failed first, `None` when the
+/// rule matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tried<'a> {
+    pub rule: &'a str,
+    pub failed: Option<usize>,
 }
 
 impl Prepared<'_> {
@@ -256,6 +285,35 @@ mod tests {
             client: client.into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn explain_names_the_condition_each_rule_failed_on_until_one_matches() {
+        use Operator::*;
+        use RuleType::*;
+        let all =
+            rule(5, MatchMode::All, vec![(Domain, None, Equal, "a.example.com"), (Url, None, Startwith, "/v2/")], "v2");
+        let any = rule(
+            10,
+            MatchMode::Any,
+            vec![(Header, Some("X-Canary"), Equal, "1"), (Cookie, Some("c"), Equal, "1")],
+            "c",
+        );
+        let api = rule(20, MatchMode::Any, vec![(Url, None, Startwith, "/api/")], "api");
+        let last = rule(30, MatchMode::Any, vec![(Url, None, Startwith, "/")], "last");
+        let rules = [("all", &all), ("any", &any), ("api", &api), ("last", &last)];
+        let l = listener();
+        let router = Router::new(&l, &rules);
+        let tried = router.explain(&req("a.example.com", "/api/x", "", "10.0.0.1"));
+        let want = [
+            Tried { rule: "all", failed: Some(1) },
+            Tried { rule: "any", failed: Some(0) },
+            Tried { rule: "api", failed: None },
+        ];
+        assert_eq!(tried, want, "stops at the match");
+        let r = req("b.example.com", "/x", "", "10.0.0.1");
+        assert_eq!(router.explain(&r).last(), Some(&Tried { rule: "last", failed: None }));
+        assert_eq!(router.route(&r).and_then(|d| d.rule).as_deref(), Some("last"), "the same choice as route");
     }
 
     #[test]

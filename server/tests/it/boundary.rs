@@ -15,7 +15,7 @@ use app::screens::tickets::TicketForm;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Lbdesk, browser, lb_form, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, browser, lb_form, spawn_lbdesk, until};
 
 /// Who may call a server function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -303,6 +303,19 @@ pub(crate) const TABLE: &[Case] = &[
         form_encoded: false,
     },
     Case {
+        path: "/api/rule/shift",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": "canary", "version": "1", "second": 25}),
+        fields: &[
+            ("ticket", Ty::Bounded, "ticket"),
+            ("listener", Ty::Bounded, "listener"),
+            ("name", Ty::Bounded, "name"),
+            ("version", Ty::Str, "version"),
+            ("second", Ty::Enum, "second"),
+        ],
+        form_encoded: false,
+    },
+    Case {
         path: "/api/rule/move",
         access: Access::Project,
         args: || json!({"ticket": SECRET_TICKET, "listener": "web", "name": "canary", "up": true}),
@@ -422,6 +435,13 @@ async fn with_bobs_secret(backend: Backend) -> Lbdesk {
         answer(bob.post(case("/api/ticket/save"), &json!({"form": ticket_form(SECRET_TICKET)}), &lbdesk.url).await)
             .await;
     assert!(status.is_success(), "{status}: {body}");
+    // NB: held, its address is taken: until then a check of it would rightly find it free.
+    until("bob's request to hold its address", 20, || async {
+        let (_, body) =
+            answer(bob.post(case("/api/ticket/get"), &json!({"name": SECRET_TICKET}), &lbdesk.url).await).await;
+        serde_json::from_str::<Value>(&body).is_ok_and(|t| t["row"]["phase"] == "Enabled")
+    })
+    .await;
     lbdesk
 }
 

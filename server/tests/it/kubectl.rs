@@ -51,16 +51,18 @@ async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
     let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
-    assert!(ok, "{err}");
-    for created in
-        ["loadbalancer.ebcpaas.io/demo created", "lbticket.ebcpaas.io/test created", "lbrule.ebcpaas.io/smpl created"]
-    {
+    assert!(!ok, "{out}");
+    for created in ["loadbalancer.ebcpaas.io/demo created", "lbticket.ebcpaas.io/test created"] {
         assert!(out.contains(created), "{out}");
     }
+    // A rule goes on a listener of an Enabled address only: applied too soon, it is refused.
+    assert!(err.contains("lbticket: Rules go on listeners of an Enabled address."), "{err}");
     // The reconciler's part, done by hand: the status shows in the printer columns.
     let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
     let status = json!({"status": {"phase": "Enabled", "veip": "20.1.0.10", "ltmip": "10.0.0.10"}});
     tickets.patch_status("test", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
+    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
+    assert!(ok && out.contains("lbrule.ebcpaas.io/smpl created"), "{out} {err}");
     let (ok, out, err) = k.run(&["get", "lbtickets"], None);
     assert!(ok, "{err}");
     let mut lines = out.lines();

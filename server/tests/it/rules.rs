@@ -6,7 +6,7 @@ use app::domain::crd::{
 };
 use app::error::AppError;
 use app::screens::listeners::ListenerForm;
-use app::screens::rules::{RuleChoices, RuleForm, RulePreview, RulesOfListener};
+use app::screens::rules::{RuleChoices, RuleDetail, RuleForm, RulePreview, RulesOfListener};
 use app::ssr::STALE;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
@@ -91,14 +91,14 @@ async fn rules_are_added_reordered_and_carried_by_the_member_cluster(backend: Ba
     );
     assert_eq!(ok::<String>(alice.json("rule/save", json!({"form": host})).await).await, "host");
     let rules = of_listener(&alice, "web").await.rules;
-    let order: Vec<(&str, u32)> = rules.iter().map(|r| (r.name.as_str(), r.priority)).collect();
+    let order: Vec<(&str, u32)> = rules.iter().map(|r| (r.name.as_str(), r.spec.priority)).collect();
     assert_eq!(order, [("canary", 10), ("host", 20)], "a new rule goes last");
     assert_eq!(rules[0].summary, "header X-Canary is 1");
 
     ok::<()>(alice.json("rule/move", json!({"ticket": "shop", "listener": "web", "name": "host", "up": true})).await)
         .await;
     let order: Vec<(String, u32)> =
-        of_listener(&alice, "web").await.rules.into_iter().map(|r| (r.name, r.priority)).collect();
+        of_listener(&alice, "web").await.rules.into_iter().map(|r| (r.name, r.spec.priority)).collect();
     assert_eq!(order, [("host".to_string(), 10), ("canary".to_string(), 20)]);
     // Moving the first one up changes nothing.
     ok::<()>(alice.json("rule/move", json!({"ticket": "shop", "listener": "web", "name": "host", "up": true})).await)
@@ -234,4 +234,62 @@ async fn kubectl_writes_of_rules_meet_the_same_rules() {
     // What kubectl wrote, the page shows; a delete is always allowed.
     assert_eq!(of_listener(&alice, "web").await.rules[0].name, "first");
     rules.delete("first", &DeleteParams::default()).await.expect("a delete");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shift_moves_weight_step_by_step_and_is_recorded() {
+    let (_lbdesk, alice) = with_listeners(Backend::Sqlite).await;
+    let split = rule(
+        "split",
+        vec![cond(RuleType::Header, Some("X-Beta"), Operator::Equal, "1")],
+        vec![svc("web-v1", 8080, 90), svc("web-v2", 8080, 10)],
+    );
+    ok::<String>(alice.json("rule/save", json!({"form": split})).await).await;
+    let get = || async {
+        ok::<RuleDetail>(alice.form("rule/get", &[("ticket", "shop"), ("listener", "web"), ("name", "split")]).await)
+            .await
+    };
+    let shift = |version: String, second: u32| {
+        alice.json(
+            "rule/shift",
+            json!({"ticket": "shop", "listener": "web", "name": "split", "version": version, "second": second}),
+        )
+    };
+    let loaded = get().await;
+    let version = loaded.form.version.clone().expect("a version");
+    ok::<()>(shift(version.clone(), 50).await).await;
+    let now = get().await;
+    let weights: Vec<u32> = now.form.services.iter().map(|s| s.weight).collect();
+    assert_eq!(weights, [50, 50]);
+    assert_eq!(now.history.len(), 1, "{:?}", now.history);
+    assert_eq!(now.history[0].weights, "web-v1:8080 50%, web-v2:8080 50%");
+    assert_eq!(now.history[0].user, "alice");
+
+    // A step from a page loaded before it is refused; so is a weight over 100.
+    assert_eq!(refused(shift(version, 100).await, StatusCode::CONFLICT).await, AppError::Conflict(STALE.into()));
+    let current = now.form.version.clone().expect("a version");
+    let error = refused(shift(current.clone(), 101).await, StatusCode::BAD_REQUEST).await;
+    assert!(error.for_field("second").is_some(), "{error:?}");
+    ok::<()>(shift(current, 100).await).await;
+    let promoted = get().await;
+    assert_eq!(promoted.form.services.iter().map(|s| s.weight).collect::<Vec<_>>(), [0, 100]);
+    assert_eq!(promoted.history.len(), 2, "newest first: {:?}", promoted.history);
+    assert_eq!(promoted.history[0].weights, "web-v1:8080 0%, web-v2:8080 100%");
+
+    // Only a rule with two services shifts.
+    let single =
+        rule("one", vec![cond(RuleType::Header, Some("X-One"), Operator::Equal, "1")], vec![svc("web-v2", 8080, 100)]);
+    ok::<String>(alice.json("rule/save", json!({"form": single})).await).await;
+    let one: RuleDetail =
+        ok(alice.form("rule/get", &[("ticket", "shop"), ("listener", "web"), ("name", "one")]).await).await;
+    let res = alice
+        .json(
+            "rule/shift",
+            json!({"ticket": "shop", "listener": "web", "name": "one", "version": one.form.version, "second": 50}),
+        )
+        .await;
+    assert_eq!(
+        refused(res, StatusCode::CONFLICT).await,
+        AppError::Refused("Only a rule with exactly two services shifts traffic.".into())
+    );
 }

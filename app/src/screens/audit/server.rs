@@ -3,8 +3,6 @@
 //! project is never a tenant's).
 
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::{AuditPage, AuditQuery, AuditRow};
 use crate::domain::access::{Target, Verb};
@@ -86,12 +84,8 @@ fn day(field: &str, s: &str) -> Result<Option<time::Date>, AppError> {
 }
 
 fn row(r: Record) -> AuditRow {
-    let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(r.at) * 1_000)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default();
     AuditRow {
-        at,
+        at: r.at_rfc3339(),
         user: r.user,
         via: r.via,
         action: r.action,

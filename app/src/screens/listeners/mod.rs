@@ -57,6 +57,17 @@ impl ListenerRow {
             rules,
         }
     }
+
+    /// The listener the row shows.
+    pub fn listener(&self) -> Listener {
+        Listener {
+            name: self.name.clone(),
+            port: self.port,
+            protocol: self.protocol,
+            session: self.session,
+            services: self.services.clone(),
+        }
+    }
 }
 
 /// An address and its listeners (a group of the list).

@@ -7,6 +7,7 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 
 use super::listener::route_keys;
+use super::tester::Tester;
 use super::{PreviewRule, RuleChoices, SaveRule, form_field, operator_label, rule_form_choices, type_label};
 use crate::components::address::{AddressLine, ServicesEditor};
 use crate::components::controls::BusyButton;
@@ -88,6 +89,14 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
     };
     let count = Memo::new(move |_| form.with(|f| f.conditions.len()));
     let editing = c.editing;
+    // NB: the tester tries the listener's rules as this form would leave them.
+    let (others, priority) = (c.others.clone(), c.priority);
+    let edited = Signal::derive(move || {
+        let f = current();
+        let mut all = others.clone();
+        all.push((f.name.clone(), f.spec(priority)));
+        all
+    });
     view! {
         <Title text=title.clone() />
         <h1>{title}</h1>
@@ -120,6 +129,7 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
                 <A href=back attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>
+        <Tester listener=c.listener.listener() rules=edited />
         {move || preview.value().get().and_then(Result::ok).map(|p| view! {
             <PreviewPanel preview=p.preview />
             {p.irule.map(|text| view! { <h2>"The listener's iRule"</h2><pre class="irule" data-testid="irule">{text}</pre> })}

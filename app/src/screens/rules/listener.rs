@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
+use super::tester::Tester;
 use super::{MoveRule, RulesOfListener, listener_rules};
 use crate::components::address::{AddressLine, CarriedBadge, Deployed, SplitBar};
 use crate::components::controls::ReasonButton;
@@ -49,6 +50,7 @@ fn RulesBody(
     let title = format!("Rules of listener {listener}");
     let new = format!("/rules/{ticket}/{listener}/new");
     let last = r.rules.len().saturating_sub(1);
+    let specs: Vec<_> = r.rules.iter().map(|rule| (rule.name.clone(), rule.spec.clone())).collect();
     let locked = r.add.clone();
     let row = move |(i, rule): (usize, super::RuleRow)| {
         let (ticket, listener, name) = (ticket.clone(), listener.clone(), rule.name.clone());
@@ -66,7 +68,7 @@ fn RulesBody(
                 <td>{i + 1}</td>
                 <td><a href=href>{rule.name.clone()}</a></td>
                 <td>{rule.summary.clone()}</td>
-                <td><SplitBar services=rule.services.clone() /></td>
+                <td><SplitBar services=rule.spec.services.clone() /></td>
                 <td class="actions">
                     <ReasonButton label="Move up" reason=Signal::derive(move || first.clone()) on_click=shift(true) />
                     <ReasonButton label="Move down" reason=Signal::derive(move || end.clone()) on_click=shift(false) />
@@ -86,6 +88,7 @@ fn RulesBody(
         {table(&["#", "Rule", "When", "Services", ""], r.rules.into_iter().enumerate(), row)}
         <p class="muted">"Otherwise, the listener's own weights:"</p>
         <SplitBar services=r.listener.services.clone() />
+        <Tester listener=r.listener.listener() rules=Signal::stored(specs) />
         <Deployed deployed=r.deployed held="The listener's iRule as the AS3 ConfigMap of the member cluster holds it:"
             missing="No iRule in the member cluster for this listener: it has no rule there yet." />
     }

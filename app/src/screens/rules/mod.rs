@@ -8,6 +8,8 @@ mod listener;
 mod rule;
 #[cfg(feature = "ssr")]
 mod server;
+mod shift;
+mod tester;
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -40,10 +42,9 @@ crate::lazy_screen!(rules_form {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuleRow {
     pub name: String,
-    pub priority: u32,
     /// Its conditions in one line.
     pub summary: String,
-    pub services: Vec<ServiceRef>,
+    pub spec: LbruleSpec,
 }
 
 /// A listener's rules, in the order they are tried.
@@ -67,6 +68,18 @@ pub struct RuleDetail {
     pub form: RuleForm,
     /// Why it cannot be edited now; `None` when it can.
     pub edit: Option<String>,
+    /// Its traffic-shift steps, newest first, from the audit log.
+    pub history: Vec<ShiftStep>,
+}
+
+/// One step of a traffic shift, as the audit log holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShiftStep {
+    /// When (RFC 3339, shown in the user's time zone).
+    pub at: String,
+    pub user: String,
+    /// The weights it set, in words.
+    pub weights: String,
 }
 
 /// What the rule form offers.
@@ -82,6 +95,10 @@ pub struct RuleChoices {
     pub rule: RuleForm,
     /// Whether `rule` is an existing one.
     pub editing: bool,
+    /// The priority it is saved at (its own, or after the last).
+    pub priority: u32,
+    /// The listener's other rules, for the request tester.
+    pub others: Vec<(String, LbruleSpec)>,
 }
 
 /// The rule form (new, or edit with `version` set).
@@ -158,6 +175,19 @@ pub async fn delete_rule(ticket: String, listener: String, name: String) -> Resu
     crate::ssr::reply(server::delete(&ticket, &listener, &name).await)
 }
 
+/// Sets the weights of a rule with two services to `100 - second` / `second` (a step of a
+/// traffic shift), against the rule as loaded (`version`); audited as a shift.
+#[server(prefix = "/api", endpoint = "rule/shift", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn shift_rule(
+    ticket: String,
+    listener: String,
+    name: String,
+    version: String,
+    second: u32,
+) -> Result<(), AppError> {
+    crate::ssr::reply(server::shift(&ticket, &listener, &name, &version, second).await)
+}
+
 /// Moves a rule one place earlier (`up`) or later in its listener's order, rewriting the
 /// priorities as 10, 20, 30…
 #[server(prefix = "/api", endpoint = "rule/move", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
@@ -184,6 +214,7 @@ pub fn summary(match_: MatchMode, conditions: &[RuleCondition]) -> String {
     conditions.iter().map(condition_text).collect::<Vec<_>>().join(join)
 }
 
+/// One condition in words: "header X-Canary is 1".
 fn condition_text(c: &RuleCondition) -> String {
     let key = c.key.as_deref().unwrap_or_default();
     let subject = match c.type_ {

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 
 use super::listener::route_keys;
-use super::{DeleteRule, RuleDetail, get_rule, operator_label, type_label};
+use super::shift::{STEPS, Shift};
+use super::{DeleteRule, RuleDetail, ShiftRule, get_rule, operator_label, type_label};
 use crate::components::address::{SplitBar, ThingHead};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::table;
@@ -14,12 +15,18 @@ use crate::domain::crd::MatchMode;
 #[component]
 pub fn RulePage() -> impl IntoView {
     let keys = route_keys();
-    let detail = Resource::new(keys, |(ticket, listener, name)| get_rule(ticket, listener, name));
-    view! { <Loaded resource=detail show=|d| view! { <RuleBody d /> }.into_any() /> }
+    let shift = ServerAction::<ShiftRule>::new();
+    // NB: here, not in the body the page redraws after each step, so the steps typed stay.
+    let steps = RwSignal::new(STEPS.to_string());
+    let detail = Resource::new(
+        move || (keys(), shift.version().get()),
+        |((ticket, listener, name), _)| get_rule(ticket, listener, name),
+    );
+    view! { <Loaded resource=detail show=move |d| view! { <RuleBody d shift steps /> }.into_any() /> }
 }
 
 #[component]
-fn RuleBody(d: RuleDetail) -> impl IntoView {
+fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<String>) -> impl IntoView {
     let f = d.form.clone();
     let (ticket, listener, name) = (f.ticket.clone(), f.listener.clone(), f.name.clone());
     let back = format!("/rules/{ticket}/{listener}");
@@ -37,7 +44,7 @@ fn RuleBody(d: RuleDetail) -> impl IntoView {
             on_delete=move |_| { delete.dispatch(DeleteRule { ticket: ticket.clone(), listener: listener.clone(), name: name.clone() }); } />
         <dl class="facts">
             <dt>"Listener"</dt><dd><a href=format!("/rules/{}/{}", f.ticket, f.listener)>{f.listener.clone()}</a></dd>
-            <dt>"Priority"</dt><dd>{d.row.priority}</dd>
+            <dt>"Priority"</dt><dd>{d.row.spec.priority}</dd>
             <dt>"Matches"</dt><dd>{d.row.summary.clone()}</dd>
         </dl>
         <h2>{combine}</h2>
@@ -50,5 +57,6 @@ fn RuleBody(d: RuleDetail) -> impl IntoView {
         })}
         <h2>"Sends to"</h2>
         <SplitBar services=f.services.clone() />
+        <Shift form=f.clone() history=d.history.clone() shift steps />
     }
 }

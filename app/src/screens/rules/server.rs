@@ -5,8 +5,8 @@
 use kube::api::{DeleteParams, PostParams};
 use kube::{Api, ResourceExt};
 
-use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, form_field, summary};
-use crate::components::address::AddressSummary;
+use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, ShiftStep, form_field, summary};
+use crate::components::address::{AddressSummary, split_label};
 use crate::domain::access::Verb;
 use crate::domain::as3::names;
 use crate::domain::as3::placement::Placement;
@@ -17,6 +17,7 @@ use crate::domain::policy::{
 use crate::error::AppError;
 use crate::screens::listeners::ListenerRow;
 use crate::ssr::address::{self, World, project_of};
+use crate::ssr::audit::{Filter, Projects};
 use crate::ssr::guard::{Caller, Written, caller, not_found};
 use crate::ssr::{self, kube_error, preview, refused};
 
@@ -89,12 +90,7 @@ fn of_form(r: Refusal) -> AppError {
 }
 
 fn row(r: &Lbrule) -> RuleRow {
-    RuleRow {
-        name: r.name_any(),
-        priority: r.spec.priority,
-        summary: summary(r.spec.match_, &r.spec.rules),
-        services: r.spec.services.clone(),
-    }
+    RuleRow { name: r.name_any(), summary: summary(r.spec.match_, &r.spec.rules), spec: r.spec.clone() }
 }
 
 fn form_of(r: &Lbrule) -> RuleForm {
@@ -145,6 +141,7 @@ pub async fn detail(ticket: &str, listener: &str, name: &str) -> Result<RuleDeta
         row: row(r),
         form: form_of(r),
         edit: g.add_reason(),
+        history: history(name).await?,
     })
 }
 
@@ -167,6 +164,9 @@ pub async fn choices(ticket: &str, listener: &str, name: &str) -> Result<RuleCho
         (form_of(g.rule(name)?), true)
     };
     let me = Owner::Listener { ticket: ticket.into(), listener: listener.into() };
+    let priority = priority_of(&g, &rule)?;
+    let others =
+        g.rules().into_iter().filter(|r| r.name_any() != rule.name).map(|r| (r.name_any(), r.spec.clone())).collect();
     Ok(RuleChoices {
         address: g.summary(),
         listener: g.listener_row(),
@@ -174,6 +174,8 @@ pub async fn choices(ticket: &str, listener: &str, name: &str) -> Result<RuleCho
         services: address::offered(&g.world, &g.ticket, &me).await?,
         rule,
         editing,
+        priority,
+        others,
     })
 }
 
@@ -185,8 +187,15 @@ fn priority_of(g: &Ground, form: &RuleForm) -> Result<u32, AppError> {
     }
 }
 
+/// The listener's rules with `spec` as rule `name` (in place of its stored form, if any).
+fn with_rule(g: &Ground, name: &str, spec: LbruleSpec) -> Vec<Lbrule> {
+    let mut rules: Vec<Lbrule> = g.world.rules_on(&g.ticket).filter(|r| r.name_any() != name).cloned().collect();
+    rules.push(Lbrule::new(name, spec));
+    rules
+}
+
 /// The form's rule checked where it goes, with the Services it names real ones of the
-/// namespace: the rule, and its stored form when editing.
+/// namespace and the AS3 declaration it makes valid: the rule, and its stored form when editing.
 async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbrule>), AppError> {
     let before = match &form.version {
         Some(_) => Some(g.rule(&form.name)?.clone()),
@@ -197,6 +206,9 @@ async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbru
     let offered = address::services(g.world.cluster_of(&g.ticket), &g.ticket.spec.namespace).await?;
     let wanted = spec.services.iter().map(|s| ("services".to_string(), s.service.as_str(), s.port));
     address::real_ports(&offered, wanted)?;
+    if let Err(why) = preview::render(&g.world, &g.ticket, &with_rule(g, &form.name, spec.clone()))?.1 {
+        return Err(AppError::Refused(format!("The AS3 declaration would be invalid: {why}")));
+    }
     Ok((spec, before))
 }
 
@@ -205,9 +217,7 @@ pub async fn preview(form: RuleForm) -> Result<RulePreview, AppError> {
     let caller = caller().await?;
     let g = Ground::load(&caller, Verb::Write, &form.ticket, &form.listener).await?;
     let (spec, _) = checked(&g, &form).await?;
-    let mut rules: Vec<Lbrule> = g.world.rules_on(&g.ticket).filter(|r| r.name_any() != form.name).cloned().collect();
-    rules.push(Lbrule::new(&form.name, spec));
-    let preview = preview::preview(&g.world, &g.ticket, &rules).await?;
+    let preview = preview::preview(&g.world, &g.ticket, &with_rule(&g, &form.name, spec)).await?;
     let apps: Option<serde_json::Value> = serde_json::from_str(&preview.declaration).ok();
     let app = names::application(&g.ticket.spec.namespace, g.listener.protocol);
     let irule = names::irule(&names::virtual_server(&form.ticket, g.listener.port));
@@ -223,7 +233,12 @@ pub async fn save(form: RuleForm) -> Result<String, AppError> {
 
 async fn save_once(caller: &Caller, form: &RuleForm) -> Result<Written<String>, AppError> {
     let g = Ground::load(caller, Verb::Write, &form.ticket, &form.listener).await?;
-    let (spec, before) = checked(&g, form).await?;
+    write(&g, form, if form.version.is_some() { "update" } else { "create" }).await
+}
+
+/// Writes the form's rule, checked, as the audited `action`.
+async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Written<String>, AppError> {
+    let (spec, before) = checked(g, form).await?;
     let api = Api::<Lbrule>::all(ssr::mgmt()?);
     let after = match &before {
         Some(b) if b.resource_version() != form.version => return Err(AppError::Conflict(ssr::STALE.into())),
@@ -241,13 +256,58 @@ async fn save_once(caller: &Caller, form: &RuleForm) -> Result<Written<String>, 
         }
         other => other.map_err(|e| kube_error("rule", e))?,
     };
-    let action = if before.is_some() { "update" } else { "create" };
     let written = Written::change(action, "Lbrule", &form.name, project_of(&g.ticket)).after(&after.spec);
     Ok(match before {
         Some(b) => written.before(&b.spec),
         None => written,
     }
     .answer(form.name.clone()))
+}
+
+pub async fn shift(ticket: &str, listener: &str, name: &str, version: &str, second: u32) -> Result<(), AppError> {
+    check_names(ticket, listener, name)?;
+    if second > 100 {
+        return Err(AppError::invalid("second", "A weight is a whole number from 0 to 100."));
+    }
+    let caller = caller().await?;
+    caller.write(|| shift_once(&caller, ticket, listener, name, version, second)).await
+}
+
+async fn shift_once(
+    caller: &Caller,
+    ticket: &str,
+    listener: &str,
+    name: &str,
+    version: &str,
+    second: u32,
+) -> Result<Written<()>, AppError> {
+    let g = Ground::load(caller, Verb::Write, ticket, listener).await?;
+    let mut form = form_of(g.rule(name)?);
+    let [first, to] = form.services.as_mut_slice() else {
+        return Err(AppError::Refused("Only a rule with exactly two services shifts traffic.".into()));
+    };
+    (first.weight, to.weight) = (100 - second, second);
+    form.version = Some(version.to_string());
+    Ok(write(&g, &form, "shift").await?.answer(()))
+}
+
+/// The shift steps of rule `name`, newest first.
+async fn history(name: &str) -> Result<Vec<ShiftStep>, AppError> {
+    let filter = Filter {
+        kind: Some("Lbrule".into()),
+        name: Some(name.into()),
+        action: Some("shift".into()),
+        ..Default::default()
+    };
+    let page = ssr::state()?.db.audit_page(&Projects::All, &filter, None).await;
+    let page = page.map_err(|e| ssr::internal("the audit log", e))?;
+    let weights =
+        |after: &str| serde_json::from_str::<LbruleSpec>(after).map(|s| split_label(&s.services)).unwrap_or_default();
+    Ok(page
+        .records
+        .iter()
+        .map(|r| ShiftStep { at: r.at_rfc3339(), user: r.user.clone(), weights: weights(&r.after) })
+        .collect())
 }
 
 pub async fn delete(ticket: &str, listener: &str, name: &str) -> Result<(), AppError> {

@@ -77,6 +77,16 @@ pub struct Record {
     pub after: String,
 }
 
+impl Record {
+    /// When, as RFC 3339 (UTC), for the browser to show in the user's time zone.
+    pub fn at_rfc3339(&self) -> String {
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.at) * 1_000)
+            .ok()
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+            .unwrap_or_default()
+    }
+}
+
 /// A page of entries, newest first, and where the next one starts (none on the last page).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Page {

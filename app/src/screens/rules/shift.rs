@@ -1,0 +1,131 @@
+//! Stepwise traffic shift on a rule with two services: weight moves from the first to the
+//! second along the steps the user chooses, one step per click, each an ordinary audited edit
+//! that can be previewed first; "Back" returns a step, "Promote" sends everything to the second.
+
+use leptos::prelude::*;
+
+use super::{PreviewRule, RuleForm, ShiftRule, ShiftStep};
+use crate::components::controls::BusyButton;
+use crate::components::form::action_error;
+use crate::components::list::table_or_none;
+use crate::components::preview::PreviewPanel;
+use crate::components::time::LocalTime;
+
+/// The steps offered until the user types others: the second service's share, in percent.
+pub const STEPS: &str = "10, 25, 50, 100";
+
+/// The steps typed, as whole percentages 1–100 in rising order, or why not.
+fn parse_steps(text: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.trim_end_matches('%').parse::<u32>() {
+            Ok(n) if (1..=100).contains(&n) && out.last().is_none_or(|last| *last < n) => out.push(n),
+            _ => return Err(format!("{part:?}: steps are whole percentages from 1 to 100, rising")),
+        }
+    }
+    if out.is_empty() { Err("give at least one step".into()) } else { Ok(out) }
+}
+
+/// Where "Shift" and "Back" go from `now` (the second service's weight) along `steps`.
+fn around(steps: &[u32], now: u32) -> (Option<u32>, Option<u32>) {
+    let next = steps.iter().copied().find(|s| *s > now);
+    let back = (now > 0).then(|| steps.iter().copied().rev().find(|s| *s < now).unwrap_or(0));
+    (next, back)
+}
+
+/// The traffic shift of the rule `form` (loaded with its version), with its step `history`;
+/// `steps` holds the steps as typed.
+#[component]
+pub fn Shift(
+    form: RuleForm,
+    history: Vec<ShiftStep>,
+    shift: ServerAction<ShiftRule>,
+    steps: RwSignal<String>,
+) -> impl IntoView {
+    let [first, second] = form.services.as_slice() else { return ().into_any() };
+    let (first, second, now) = (first.service.clone(), second.service.clone(), second.weight);
+    let parsed = Memo::new(move |_| steps.with(|t| parse_steps(t)));
+    let targets = move || parsed.get().map(|s| around(&s, now)).unwrap_or_default();
+    let preview = ServerAction::<PreviewRule>::new();
+    let error = action_error(shift);
+    let set = {
+        let form = form.clone();
+        move |to: u32| ShiftRule {
+            ticket: form.ticket.clone(),
+            listener: form.listener.clone(),
+            name: form.name.clone(),
+            version: form.version.clone().unwrap_or_default(),
+            second: to,
+        }
+    };
+    let preview_next = {
+        let form = form.clone();
+        move || {
+            let Some(to) = targets().0 else { return };
+            let mut f = form.clone();
+            if let [a, b] = f.services.as_mut_slice() {
+                (a.weight, b.weight) = (100 - to, to);
+            }
+            preview.dispatch(PreviewRule { form: f });
+        }
+    };
+    let (go, back, promote) = (set.clone(), set.clone(), set);
+    view! {
+        <section class="shift" aria-label="Traffic shift">
+            <h2>"Traffic shift"</h2>
+            <p data-testid="shift-now">{format!("Now {}% to {first}, {now}% to {second}.", 100 - now)}</p>
+            <label class="tester-field">{format!("Steps (% to {second})")}
+                <input prop:value=move || steps.get() on:input=move |ev| steps.set(event_target_value(&ev)) />
+            </label>
+            <span class="field-error" role="alert">{move || parsed.get().err()}</span>
+            <div class="actions">
+                <BusyButton label="Preview next step" busy_label="Rendering…" busy=preview.pending()
+                    blocked=Signal::derive(move || targets().0.is_none()) on_click=move |_| preview_next() />
+                <button type="button" class="btn btn-primary" disabled=move || targets().0.is_none() || shift.pending().get()
+                    on:click=move |_| { if let Some(to) = targets().0 { shift.dispatch(go(to)); } }>
+                    {move || targets().0.map_or_else(|| "Shift".to_string(), |to| format!("Shift to {to}%"))}
+                </button>
+                <button type="button" class="btn" disabled=move || targets().1.is_none() || shift.pending().get()
+                    on:click=move |_| { if let Some(to) = targets().1 { shift.dispatch(back(to)); } }>
+                    {move || targets().1.map_or_else(|| "Back".to_string(), |to| format!("Back to {to}%"))}
+                </button>
+                <button type="button" class="btn" disabled=move || now == 100 || shift.pending().get()
+                    on:click=move |_| { shift.dispatch(promote(100)); }>"Promote"</button>
+            </div>
+            <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+            {move || preview.value().get().map(|p| match p {
+                Ok(p) => view! { <PreviewPanel preview=p.preview /> }.into_any(),
+                Err(e) => view! { <p class="field-error" role="alert">{e.to_string()}</p> }.into_any(),
+            })}
+            <h3>"Steps taken"</h3>
+            {table_or_none(history, "No step yet.", &["When", "Who", "Weights"], |s| view! {
+                <tr><td><LocalTime at=s.at /></td><td>{s.user}</td><td>{s.weights}</td></tr>
+            })}
+        </section>
+    }
+    .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_rise_from_1_to_100() {
+        assert_eq!(parse_steps(STEPS), Ok(vec![10, 25, 50, 100]));
+        assert_eq!(parse_steps("5%, 100"), Ok(vec![5, 100]));
+        assert!(parse_steps("50, 25").is_err());
+        assert!(parse_steps("0, 10").is_err());
+        assert!(parse_steps("").is_err());
+        assert!(parse_steps("ten").is_err());
+    }
+
+    #[test]
+    fn shift_goes_to_the_next_step_and_back_to_the_one_before() {
+        let s = [10, 25, 50, 100];
+        assert_eq!(around(&s, 0), (Some(10), None));
+        assert_eq!(around(&s, 10), (Some(25), Some(0)));
+        assert_eq!(around(&s, 30), (Some(50), Some(25)));
+        assert_eq!(around(&s, 100), (None, Some(50)));
+    }
+}

@@ -1,0 +1,125 @@
+//! The request tester: a sample request → the rule it matches (or the listener's own weights),
+//! why each rule before it did not, the crc32 bucket, the Service and the AS3 pool. Computed in
+//! the browser by `domain::routing`, the semantics of the generated iRule, as it is typed.
+
+use leptos::prelude::*;
+
+use super::condition_text;
+use crate::domain::as3::names;
+use crate::domain::crd::{LbruleSpec, Listener};
+use crate::domain::routing::{Request, Router};
+
+/// The sample request's fields as typed.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Sample {
+    host: String,
+    /// The path with its query string, as `/path?query`.
+    uri: String,
+    client: String,
+    /// One `Name: value` per line.
+    headers: String,
+    /// One `name=value` per line.
+    cookies: String,
+}
+
+impl Sample {
+    fn request(&self) -> Request {
+        let (path, query) = self.uri.split_once('?').unwrap_or((&self.uri, ""));
+        let pairs = |text: &str, sep: char| {
+            text.lines()
+                .filter_map(|l| l.split_once(sep))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .collect()
+        };
+        Request {
+            host: self.host.trim().to_string(),
+            path: path.to_string(),
+            query: query.to_string(),
+            client: self.client.trim().to_string(),
+            headers: pairs(&self.headers, ':'),
+            cookies: pairs(&self.cookies, '='),
+        }
+    }
+}
+
+/// What the tester says of a sample: where it goes, and why the rules before did not match.
+#[derive(Clone, Debug, PartialEq)]
+struct Answer {
+    to: String,
+    bucket: u32,
+    backend: String,
+    pool: String,
+    not: Vec<String>,
+}
+
+fn answer(listener: &Listener, rules: &[(String, LbruleSpec)], sample: &Sample) -> Option<Answer> {
+    let named: Vec<(&str, &LbruleSpec)> = rules.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    let router = Router::new(listener, &named);
+    let req = sample.request();
+    let decision = router.route(&req)?;
+    let not = router
+        .explain(&req)
+        .into_iter()
+        .filter_map(|t| {
+            let spec = rules.iter().find(|(n, _)| n == t.rule).map(|(_, s)| s)?;
+            let failed = spec.rules.get(t.failed?)?;
+            Some(format!("{}: {} does not hold", t.rule, condition_text(failed)))
+        })
+        .collect();
+    Some(Answer {
+        to: decision.rule.map_or_else(|| "the listener's own weights".to_string(), |r| format!("rule {r}")),
+        bucket: decision.bucket,
+        backend: format!("{}:{}", decision.service.service, decision.service.port),
+        pool: names::pool(&decision.service.service, decision.service.port),
+        not,
+    })
+}
+
+/// The tester over `rules` (as they stand, or as the open form would make them) on `listener`.
+#[component]
+pub fn Tester(listener: Listener, #[prop(into)] rules: Signal<Vec<(String, LbruleSpec)>>) -> impl IntoView {
+    let sample = RwSignal::new(Sample { uri: "/".into(), client: "10.0.0.1".into(), ..Default::default() });
+    let http = listener.protocol.is_http();
+    let result = Memo::new(move |_| rules.with(|r| sample.with(|s| answer(&listener, r, s))));
+    let input = move |label: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
+        view! {
+            <label class="tester-field">{label}
+                <input prop:value=move || sample.with(get) on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev))) />
+            </label>
+        }
+    };
+    let area = move |label: &'static str, hint: &'static str, put: fn(&mut Sample, String)| {
+        view! {
+            <label class="tester-field">{label}
+                <textarea rows="2" placeholder=hint on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev)))></textarea>
+            </label>
+        }
+    };
+    view! {
+        <section class="tester" aria-label="Request tester">
+            <h2>"Try a request"</h2>
+            <div class="tester-fields">
+                {http.then(|| view! {
+                    {input("Host", |s, v| s.host = v, |s| s.host.clone())}
+                    {input("Path and query", |s, v| s.uri = v, |s| s.uri.clone())}
+                })}
+                {input("Client IP", |s, v| s.client = v, |s| s.client.clone())}
+                {http.then(|| view! {
+                    {area("Headers", "X-Canary: 1", |s, v| s.headers = v)}
+                    {area("Cookies", "group=beta", |s, v| s.cookies = v)}
+                })}
+            </div>
+            <div class="tester-result" data-testid="tester" role="status">
+                {move || match result.get() {
+                    None => view! { <p class="muted">"No Service takes this request: every weight is 0."</p> }.into_any(),
+                    Some(a) => view! {
+                        <p><strong data-testid="tester-to">{format!("Goes to {}", a.to)}</strong></p>
+                        <p class="muted">{format!("Bucket {} of 100 → {} (pool {})", a.bucket, a.backend, a.pool)}</p>
+                        <ul>{a.not.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+                    }.into_any(),
+                }}
+            </div>
+        </section>
+    }
+}
