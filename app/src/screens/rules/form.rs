@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 
 use super::listener::route_keys;
-use super::tester::Tester;
+use super::tester::{TesterState, TryRequest};
 use super::{PreviewRule, RuleChoices, SaveRule, form_field, operator_label, rule_form_choices, type_label};
 use crate::components::address::{AddressLine, ServicesEditor};
 use crate::components::controls::BusyButton;
@@ -129,7 +129,7 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
                 <A href=back attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>
-        <Tester listener=c.listener.listener() rules=edited />
+        <TryRequest listener=c.listener.listener() rules=edited state=TesterState::default() />
         {move || preview.value().get().and_then(Result::ok).map(|p| view! {
             <PreviewPanel preview=p.preview />
             {p.irule.map(|text| view! { <h2>"The listener's iRule"</h2><pre class="irule" data-testid="irule">{text}</pre> })}

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
-use super::tester::Tester;
+use super::tester::{TesterState, TryRequest};
 use super::{MoveRule, RulesOfListener, listener_rules};
 use crate::components::address::{AddressLine, CarriedBadge, Deployed, SplitBar};
 use crate::components::controls::ReasonButton;
@@ -35,8 +35,9 @@ pub fn ListenerRulesPage() -> impl IntoView {
         |((ticket, listener, _), _)| listener_rules(ticket, listener),
     );
     let error = action_error(moved);
+    let tester = TesterState::default();
     view! {
-        <Loaded resource=rules show=move |r| view! { <RulesBody r moved error /> }.into_any() />
+        <Loaded resource=rules show=move |r| view! { <RulesBody r moved error tester /> }.into_any() />
     }
 }
 
@@ -45,6 +46,7 @@ fn RulesBody(
     r: RulesOfListener,
     moved: ServerAction<MoveRule>,
     error: Signal<Option<crate::error::AppError>>,
+    tester: TesterState,
 ) -> impl IntoView {
     let (ticket, listener) = (r.address.ticket.clone(), r.listener.name.clone());
     let title = format!("Rules of listener {listener}");
@@ -88,7 +90,7 @@ fn RulesBody(
         {table(&["#", "Rule", "When", "Services", ""], r.rules.into_iter().enumerate(), row)}
         <p class="muted">"Otherwise, the listener's own weights:"</p>
         <SplitBar services=r.listener.services.clone() />
-        <Tester listener=r.listener.listener() rules=Signal::stored(specs) />
+        <TryRequest listener=r.listener.listener() rules=Signal::stored(specs) state=tester />
         <Deployed deployed=r.deployed held="The listener's iRule as the AS3 ConfigMap of the member cluster holds it:"
             missing="No iRule in the member cluster for this listener: it has no rule there yet." />
     }

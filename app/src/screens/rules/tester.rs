@@ -76,10 +76,60 @@ fn answer(listener: &Listener, rules: &[(String, LbruleSpec)], sample: &Sample) 
     })
 }
 
-/// The tester over `rules` (as they stand, or as the open form would make them) on `listener`.
+/// What the tester holds across redraws of the page around it (after a reorder, say): whether
+/// it is open, and the request typed, whose answer then follows the new order.
+#[derive(Clone, Copy)]
+pub struct TesterState {
+    open: RwSignal<bool>,
+    sample: RwSignal<Sample>,
+}
+
+impl Default for TesterState {
+    fn default() -> Self {
+        let sample = Sample { uri: "/".into(), client: "10.0.0.1".into(), ..Default::default() };
+        TesterState { open: RwSignal::new(false), sample: RwSignal::new(sample) }
+    }
+}
+
+/// "Try a request": opens the tester over `rules` (as they stand, or as the open form would
+/// make them) on `listener`, fetching its code the first time.
 #[component]
-pub fn Tester(listener: Listener, #[prop(into)] rules: Signal<Vec<(String, LbruleSpec)>>) -> impl IntoView {
-    let sample = RwSignal::new(Sample { uri: "/".into(), client: "10.0.0.1".into(), ..Default::default() });
+pub fn TryRequest(
+    listener: Listener,
+    #[prop(into)] rules: Signal<Vec<(String, LbruleSpec)>>,
+    state: TesterState,
+) -> impl IntoView {
+    let TesterState { open, sample } = state;
+    let tester = move || {
+        let listener = listener.clone();
+        open.get().then(move || {
+            view! {
+                <Suspense fallback=|| view! { <p class="muted">"Loading the tester…"</p> }>
+                    {move || {
+                        let listener = listener.clone();
+                        Suspend::new(async move { tester(listener, rules, sample).await })
+                    }}
+                </Suspense>
+            }
+        })
+    };
+    view! {
+        <p><button type="button" class="btn" aria-expanded=move || open.get().to_string()
+            on:click=move |_| open.update(|o| *o = !*o)>"Try a request"</button></p>
+        {tester}
+    }
+}
+
+/// The tester, in a browser chunk of its own: request evaluation (the regex matcher among it) is
+/// code only a user who opens it needs.
+#[leptos::lazy(rules_tester)]
+fn tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: RwSignal<Sample>) -> AnyView {
+    view! { <Tester listener rules sample /> }.into_any()
+}
+
+/// The tester over `rules` on `listener`.
+#[component]
+fn Tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: RwSignal<Sample>) -> impl IntoView {
     let http = listener.protocol.is_http();
     let result = Memo::new(move |_| rules.with(|r| sample.with(|s| answer(&listener, r, s))));
     let input = move |label: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
@@ -89,10 +139,11 @@ pub fn Tester(listener: Listener, #[prop(into)] rules: Signal<Vec<(String, Lbrul
             </label>
         }
     };
-    let area = move |label: &'static str, hint: &'static str, put: fn(&mut Sample, String)| {
+    let area = move |label: &'static str, hint: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
         view! {
             <label class="tester-field">{label}
-                <textarea rows="2" placeholder=hint on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev)))></textarea>
+                <textarea rows="2" placeholder=hint prop:value=move || sample.with(get)
+                    on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev)))></textarea>
             </label>
         }
     };
@@ -106,8 +157,8 @@ pub fn Tester(listener: Listener, #[prop(into)] rules: Signal<Vec<(String, Lbrul
                 })}
                 {input("Client IP", |s, v| s.client = v, |s| s.client.clone())}
                 {http.then(|| view! {
-                    {area("Headers", "X-Canary: 1", |s, v| s.headers = v)}
-                    {area("Cookies", "group=beta", |s, v| s.cookies = v)}
+                    {area("Headers", "X-Canary: 1", |s, v| s.headers = v, |s| s.headers.clone())}
+                    {area("Cookies", "group=beta", |s, v| s.cookies = v, |s| s.cookies.clone())}
                 })}
             </div>
             <div class="tester-result" data-testid="tester" role="status">
