@@ -17,7 +17,6 @@ use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, 
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use server::serve::Server;
 
 const PER_LB: usize = 100;
 const LISTENERS: usize = 5;
@@ -26,13 +25,7 @@ const NAMESPACE: &str = "team-a";
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
-    let args = server::config::ServeArgs { no_reconciler: false, ..common::args(dir.path())? };
-    let server = Server::build(args).await.context("lbdesk did not start")?;
-    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
-    let url = server.url.clone();
-    tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = common::client(&kubeconfig, "mgmt").await?;
-    let member = common::client(&kubeconfig, "acp-region01").await?;
+    let (url, mgmt, member) = common::embedded(dir.path()).await?;
 
     // A second load balancer with its own tenant, beside the demo's `shared-lb` (tenant `shared`).
     let lb: Loadbalancer = serde_json::from_value(json!({
@@ -123,17 +116,7 @@ async fn main() -> anyhow::Result<()> {
     .await?;
 
     let alice = common::signed_in(&url, "alice").await?;
-    let call = |path: &'static str, args: Value| {
-        let alice = alice.clone();
-        let url = url.clone();
-        async move {
-            let res = alice.post(format!("{url}/api/{path}")).json(&args).send().await?;
-            let status = res.status();
-            let body = res.text().await?;
-            ensure!(status.is_success(), "{path}: {status}: {}", &body[..body.len().min(300)]);
-            Ok::<_, anyhow::Error>(body)
-        }
-    };
+    let call = |path: &'static str, args: Value| common::call(&alice, &url, path, args);
 
     println!(
         "{} listeners on {} address requests, {} rounds each:",

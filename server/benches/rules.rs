@@ -15,7 +15,6 @@ use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbrule, Lb
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
-use server::serve::Server;
 
 const RULES: usize = 100;
 const NAMESPACE: &str = "team-a";
@@ -32,13 +31,7 @@ fn rule(i: usize, value: &str) -> Value {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
-    let args = server::config::ServeArgs { no_reconciler: false, ..common::args(dir.path())? };
-    let server = Server::build(args).await.context("lbdesk did not start")?;
-    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
-    let url = server.url.clone();
-    tokio::spawn(server.run_until(std::future::pending()));
-    let mgmt = common::client(&kubeconfig, "mgmt").await?;
-    let member = common::client(&kubeconfig, "acp-region01").await?;
+    let (url, mgmt, member) = common::embedded(dir.path()).await?;
 
     // alice's address `shop` on the demo's load balancer, Enabled, with the HTTP listener `web`.
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
@@ -78,17 +71,7 @@ async fn main() -> anyhow::Result<()> {
     common::wait("the ConfigMap to carry every rule", 60, || async { Ok(template().await?.contains(&last)) }).await?;
 
     let alice = common::signed_in(&url, "alice").await?;
-    let call = |path: &'static str, args: Value| {
-        let alice = alice.clone();
-        let url = url.clone();
-        async move {
-            let res = alice.post(format!("{url}/api/{path}")).json(&args).send().await?;
-            let status = res.status();
-            let body = res.text().await?;
-            ensure!(status.is_success(), "{path}: {status}: {}", &body[..body.len().min(300)]);
-            Ok::<_, anyhow::Error>(body)
-        }
-    };
+    let call = |path: &'static str, args: Value| common::call(&alice, &url, path, args);
 
     println!("one listener with {RULES} rules, {} rounds each:", common::ROUNDS);
     common::measure("POST /api/rule/listener (the rules page's data)", "bytes", || async {

@@ -120,3 +120,26 @@ pub fn report(what: &str, mut times: Vec<Duration>, target: &str) {
         ms(times[n - 1])
     );
 }
+
+/// lbdesk in embedded mode, its reconciler and driver simulator running, served from this
+/// process for as long as it runs: its URL and clients of the management cluster and of
+/// acp-region01.
+#[allow(dead_code)] // NB: not every benchmark needs the whole server.
+pub async fn embedded(dir: &Path) -> anyhow::Result<(String, Client, Client)> {
+    let args = ServeArgs { no_reconciler: false, ..args(dir)? };
+    let server = server::serve::Server::build(args).await.context("lbdesk did not start")?;
+    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
+    let url = server.url.clone();
+    tokio::spawn(server.run_until(std::future::pending()));
+    Ok((url, client(&kubeconfig, "mgmt").await?, client(&kubeconfig, "acp-region01").await?))
+}
+
+/// Calls server function `path` with `args` as the signed-in `browser`; its answer's body.
+#[allow(dead_code)] // NB: not every benchmark calls server functions.
+pub async fn call(browser: &reqwest::Client, url: &str, path: &str, args: serde_json::Value) -> anyhow::Result<String> {
+    let res = browser.post(format!("{url}/api/{path}")).json(&args).send().await?;
+    let status = res.status();
+    let body = res.text().await?;
+    anyhow::ensure!(status.is_success(), "{path}: {status}: {}", &body[..body.len().min(300)]);
+    Ok(body)
+}

@@ -139,14 +139,15 @@ fn Tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: 
             </label>
         }
     };
-    let area = move |label: &'static str, hint: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
-        view! {
-            <label class="tester-field">{label}
-                <textarea rows="2" placeholder=hint prop:value=move || sample.with(get)
-                    on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev)))></textarea>
-            </label>
-        }
-    };
+    let area =
+        move |label: &'static str, hint: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
+            view! {
+                <label class="tester-field">{label}
+                    <textarea rows="2" placeholder=hint prop:value=move || sample.with(get)
+                        on:input=move |ev| sample.update(|s| put(s, event_target_value(&ev)))></textarea>
+                </label>
+            }
+        };
     view! {
         <section class="tester" aria-label="Request tester">
             <h2>"Try a request"</h2>
