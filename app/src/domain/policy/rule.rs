@@ -92,9 +92,40 @@ pub fn regexp(field: &str, pattern: &str) -> Verdict {
     if pattern.contains("(?") {
         return Err(Refusal::field(field, "(?…) groups are not supported in a pattern"));
     }
-    regex_lite::Regex::new(pattern)
-        .map(|_| ())
-        .map_err(|e| Refusal::field(field, format!("the pattern does not compile: {e}")))
+    regex_lite::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        let at = error_position(pattern, &e.to_string());
+        Refusal::field(field, format!("the pattern does not compile at character {at}: {e}"))
+    })
+}
+
+/// Where (1-based, in characters) a pattern that does not compile goes wrong: a group or class
+/// left open is blamed on its opening, a `)` that closes nothing on itself; any other error on
+/// the end of the shortest prefix that already fails the same way.
+fn error_position(pattern: &str, error: &str) -> usize {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut open: Vec<usize> = Vec::new();
+    let (mut i, mut class) = (0, None::<usize>);
+    while i < chars.len() {
+        match (chars[i], class) {
+            ('\\', _) => i += 1,
+            (']', Some(start)) if i > start + 1 && !(i == start + 2 && chars[start + 1] == '^') => class = None,
+            (_, Some(_)) => {}
+            ('[', None) => class = Some(i),
+            ('(', None) => open.push(i),
+            (')', None) if open.pop().is_none() => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(start) = class.or(open.last().copied()) {
+        return start + 1;
+    }
+    (1..=chars.len())
+        .find(|&k| {
+            let prefix: String = chars[..k].iter().collect();
+            regex_lite::Regex::new(&prefix).err().is_some_and(|e| e.to_string() == error)
+        })
+        .unwrap_or(chars.len())
 }
 
 /// A value may hold any character but NUL, up to [`MAX_VALUE_LEN`]; characters beyond the
@@ -235,6 +266,17 @@ mod tests {
             let got = validate_rule("r", &spec, Some(Protocol::Http)).err().and_then(|r| r.field);
             assert_eq!(got.as_deref(), field, "{:?}", spec.rules[0]);
         }
+    }
+
+    #[test]
+    fn a_pattern_that_does_not_compile_is_refused_with_where() {
+        let at = |p: &str| regexp("v", p).expect_err(p).reason;
+        assert!(at("^/api/(v1").contains("at character 7"), "{}", at("^/api/(v1"));
+        assert!(at("(a)(b").contains("at character 4"), "{}", at("(a)(b"));
+        assert!(at("a)b").contains("at character 2"), "{}", at("a)b"));
+        assert!(at("x[a-").contains("at character 2"), "{}", at("x[a-"));
+        assert!(at("ab{2,1}c").contains("at character 7"), "{}", at("ab{2,1}c"));
+        assert!(regexp("v", "[]a]").is_ok() && regexp("v", "[^]a]").is_ok() && regexp("v", "\\(x").is_ok());
     }
 
     #[test]
