@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use anyhow::Context;
-use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Lbaddress, Lbrule, Lbticket, Loadbalancer};
 use kube::CustomResourceExt;
 
 /// Each CRD as (file name, YAML).
 pub fn documents() -> anyhow::Result<Vec<(String, String)>> {
-    [Loadbalancer::crd(), Lbticket::crd(), Lbrule::crd()]
+    [Loadbalancer::crd(), Lbticket::crd(), Lbrule::crd(), Lbaddress::crd()]
         .into_iter()
         .map(|crd| {
             let name = crd.metadata.name.clone().unwrap_or_default();
@@ -58,5 +58,16 @@ mod tests {
             .map(|c| c.name.to_lowercase())
             .collect();
         assert_eq!(columns, ["phase", "veip", "ltmip", "loadbalancer", "age"]);
+    }
+
+    #[test]
+    fn an_address_is_a_small_cluster_scoped_object_whose_columns_say_who_holds_it() {
+        let crd = Lbaddress::crd();
+        assert_eq!((crd.spec.scope.as_str(), crd.spec.names.plural.as_str()), ("Cluster", "lbaddresses"));
+        let version = &crd.spec.versions[0];
+        assert!(version.subresources.as_ref().and_then(|s| s.status.as_ref()).is_none(), "all of it is spec");
+        let columns: Vec<String> =
+            version.additional_printer_columns.iter().flatten().map(|c| c.name.to_lowercase()).collect();
+        assert_eq!(columns, ["address", "side", "pair", "ticket", "state", "loadbalancer", "age"]);
     }
 }

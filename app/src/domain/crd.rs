@@ -1,4 +1,4 @@
-//! The three custom resources of lbdesk (group `ebcpaas.io`, version `v1`, cluster-scoped).
+//! The custom resources of lbdesk (group `ebcpaas.io`, version `v1`, cluster-scoped).
 //!
 //! Field names are the seed's with its typos fixed (`listners` → `listeners`,
 //! `protocal` → `protocol`). Enumerations are Rust enums, so an unknown value is refused
@@ -12,8 +12,10 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod lbaddress;
 mod lbrule;
 
+pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 
 /// The API group of every lbdesk resource.
@@ -127,7 +129,8 @@ impl BondState {
     }
 }
 
-/// One allocated (VE, LTM) address pair, as in the seed.
+/// One allocated (VE, LTM) address pair, as the seed and earlier versions recorded it in
+/// `status.ips`; now the pair list's row, read from the pair's [`Lbaddress`] objects.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct IpPair {
     pub veip: String,
@@ -142,8 +145,12 @@ pub struct IpPair {
 pub struct Capacity {
     pub ve_total: u64,
     pub ve_used: u64,
+    #[serde(default)]
+    pub ve_free: u64,
     pub ltm_total: u64,
     pub ltm_used: u64,
+    #[serde(default)]
+    pub ltm_free: u64,
 }
 
 /// Observed state of a Loadbalancer.
@@ -152,8 +159,11 @@ pub struct Capacity {
 pub struct LoadbalancerStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// Pairs recorded by versions before [`Lbaddress`]: read once, adopted into objects, then
+    /// emptied. NB: a list here grows with every pair and is rewritten with each; see DESIGN §2.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ips: Vec<IpPair>,
+    /// Counters of the addresses held, from the Lbaddress objects, written coalesced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

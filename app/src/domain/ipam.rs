@@ -5,11 +5,14 @@
 //! kept as merged intervals, so "lowest free address" is one ordered-map lookup however full
 //! the range is, and an IPv6 /64 costs no more than an IPv4 /24.
 //!
-//! [`PairAllocator::of`] (in `adapter`) is the one way in from a Loadbalancer.
+//! What is taken lives in the [`Lbaddress`](crate::domain::crd::Lbaddress) objects; the
+//! [`Ledger`] keeps each load balancer's allocator current from them.
 
 mod adapter;
+mod ledger;
 mod pool;
 
+pub use ledger::{Held, Ledger};
 pub use pool::Pool;
 
 use std::fmt;
@@ -17,10 +20,11 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use super::crd::{BondState, Capacity, IpPair, LoadbalancerSpec};
+use super::crd::{Capacity, IpPair, LoadbalancerSpec};
 
 /// Which of the two ranges an address belongs to; also the form field it came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Side {
     /// The tier-2 VE range (`ve.cidr`, the ticket's `veip`).
     Ve,
@@ -95,8 +99,7 @@ pub struct RangeError {
     pub reason: String,
 }
 
-/// Both ranges of a Loadbalancer, rebuilt from its spec and `status.ips` (by
-/// [`PairAllocator::of`]).
+/// Both ranges of a Loadbalancer, with what is taken (kept by the [`Ledger`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairAllocator {
     pub ve: Pool,
@@ -120,8 +123,8 @@ impl PairAllocator {
     /// The allocator for a Loadbalancer spec; pairs in `ips` are taken. A recorded pair that no
     /// longer fits the ranges is kept as taken only where it still fits (the CIDRs are locked
     /// while in use, so this happens only for hand-edited objects).
-    /// NB: for a stored Loadbalancer use [`PairAllocator::of`]; this is for a spec being
-    /// checked (no pairs) and for tests.
+    /// NB: for a stored Loadbalancer the [`Ledger`] keeps one; this is for a spec being checked
+    /// (no pairs) and for tests.
     pub fn new(spec: &LoadbalancerSpec, ips: &[IpPair]) -> Result<PairAllocator, RangeError> {
         let ve = Pool::new(Side::Ve, &spec.ve.cidr, &spec.reserved)?;
         let ltm = Pool::new(Side::Ltm, &spec.ltm.cidr, &spec.reserved)?;
@@ -158,8 +161,10 @@ impl PairAllocator {
         Capacity {
             ve_total: self.ve.total(),
             ve_used: self.ve.used(),
+            ve_free: self.ve.free(),
             ltm_total: self.ltm.total(),
             ltm_used: self.ltm.used(),
+            ltm_free: self.ltm.free(),
         }
     }
 
@@ -167,11 +172,6 @@ impl PairAllocator {
     pub fn free_pairs(&self) -> u64 {
         self.ve.free().min(self.ltm.free())
     }
-}
-
-/// The `status.ips` entry for a pair.
-pub fn ip_pair(pair: Pair, ticket: &str, status: BondState) -> IpPair {
-    IpPair { veip: pair.veip.to_string(), ltmip: pair.ltmip.to_string(), ticket: ticket.to_string(), status }
 }
 
 #[cfg(test)]
@@ -182,6 +182,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::domain::crd::BondState;
 
     fn spec(ve: &str, ltm: &str, reserved: &[&str]) -> LoadbalancerSpec {
         let mut spec = LoadbalancerSpec::default();

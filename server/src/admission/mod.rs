@@ -168,6 +168,13 @@ impl Admission {
             "Loadbalancer" => loadbalancer::check(self, &review).await,
             "Lbticket" => lbticket::check(self, &review).await,
             "Lbrule" => lbrule::check(self, &review).await,
+            // NB: an address object follows its ticket; written by hand, one could free an
+            // address still in use or hold one no ticket has.
+            "Lbaddress" if others => Err(Denial {
+                code: 403,
+                message: "Address objects are lbdesk's own record of what its tickets hold; change the address request instead.".into(),
+            }),
+            "Lbaddress" => Ok(()),
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
         // A status write changes no one's intent; a dry run changes nothing.

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Lbaddress, Lbrule, Lbticket, Loadbalancer};
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
@@ -26,9 +26,9 @@ pub struct Kind {
     pub singular: &'static str,
     pub short_names: Vec<String>,
     pub namespaced: bool,
-    /// Has a `status` subresource (the three CRDs): writes to the object ignore `status`.
+    /// Has a `status` subresource (the CRDs but Lbaddress): writes to the object ignore `status`.
     pub status: bool,
-    /// Served by the management cluster only (the three CRDs).
+    /// Served by the management cluster only (the CRDs).
     pub mgmt_only: bool,
     pub columns: Vec<Column>,
 }
@@ -112,7 +112,12 @@ pub fn kinds() -> &'static [Kind] {
         for k in &mut kinds {
             k.singular = Box::leak(k.kind.to_lowercase().into_boxed_str());
         }
-        kinds.extend([custom(Loadbalancer::crd()), custom(Lbticket::crd()), custom(Lbrule::crd())]);
+        kinds.extend([
+            custom(Loadbalancer::crd()),
+            custom(Lbticket::crd()),
+            custom(Lbrule::crd()),
+            custom(Lbaddress::crd()),
+        ]);
         kinds
     })
 }

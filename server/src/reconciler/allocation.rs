@@ -1,155 +1,185 @@
-//! Address pairs recorded in `Loadbalancer.status.ips`, by compare-and-swap on the
-//! Loadbalancer's resourceVersion, retried on conflict: two tickets never get one address.
+//! Address pairs as Lbaddress objects, one per address (KEP-1880): a pair is chosen from the
+//! ledger, claimed by creating its two objects (a 409 means someone holds that address: choose
+//! again), marked by patching them and released by deleting them. No object grows with the
+//! number of pairs, and no allocation waits on another.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::net::IpAddr;
 
-use app::domain::crd::{BondState, IpPair, Loadbalancer};
-use app::domain::ipam::{PairAllocator, ip_pair};
-use kube::api::PostParams;
-use kube::runtime::reflector::ObjectRef;
-use kube::{Api, ResourceExt};
+use app::domain::crd::{BondState, GROUP, Lbaddress, Lbticket, Loadbalancer, VERSION};
+use app::domain::ipam::{AllocError, Pair, Side};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::{Api, Resource, ResourceExt};
+use serde_json::json;
 
 use super::{Context, Error, Result, Step};
 
-/// Writes tried before a reconcile gives way to the others (and is tried again later).
+/// Claims tried before a reconcile gives way to the others (and is tried again later).
 const TRIES: usize = 32;
 
-/// Applies `change` to the Loadbalancer's pairs and writes them (with fresh capacity figures)
-/// when they differ; on a conflict, reads again and retries. `change` gets the Loadbalancer as
-/// read (its `status.ips` still the pairs it is handed) and returns what the caller wants
-/// back, or an error for the user (nothing is written then).
-///
-/// The first try works on the freshest copy known here (reading 2,000 pairs costs more than
-/// the write); only a write, checked by its resourceVersion, is trusted from it. Any other
-/// outcome is decided again on the object read from the API.
-async fn update<T>(
+fn api(ctx: &Context) -> Api<Lbaddress> {
+    Api::all(ctx.clusters.mgmt().clone())
+}
+
+fn requested(address: Option<&str>) -> bool {
+    address.map(str::trim).is_some_and(|a| !a.is_empty())
+}
+
+/// What a claim of one address came to.
+enum Claim {
+    /// The object is written (or was already the ticket's).
+    Held,
+    /// Another ticket holds the address.
+    Taken,
+}
+
+/// Writes the object saying `ticket` holds `ip` on `side`, owned by the ticket (so a cluster's
+/// garbage collector removes it should the ticket ever go without its finalizer).
+async fn claim(ctx: &Context, lb: &str, ticket: &Lbticket, side: Side, ip: IpAddr, partner: IpAddr) -> Result<Claim> {
+    let name = ticket.name_any();
+    let mut address = Lbaddress::held(lb, side, ip, partner, &name, BondState::Pending);
+    address.metadata.owner_references = ticket.uid().map(|uid| {
+        vec![OwnerReference {
+            api_version: format!("{GROUP}/{VERSION}"),
+            kind: Lbticket::kind(&()).into_owned(),
+            name: name.clone(),
+            uid,
+            ..Default::default()
+        }]
+    });
+    let outcome = match api(ctx).create(&PostParams::default(), &address).await {
+        Ok(created) => {
+            ctx.ledger().put(created);
+            return Ok(Claim::Held);
+        }
+        Err(kube::Error::Api(e)) if e.code == 409 => match api(ctx).get_opt(&address.name_any()).await {
+            Ok(Some(existing)) if existing.spec.ticket == name => {
+                ctx.ledger().put(existing);
+                return Ok(Claim::Held);
+            }
+            Ok(existing) => {
+                ctx.ledger().unpick(lb, side, ip, &name);
+                // NB: gone again already, the address is free: the next choice may take it.
+                existing.into_iter().for_each(|e| ctx.ledger().put(e));
+                Ok(Claim::Taken)
+            }
+            Err(e) => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
+    };
+    if outcome.is_err() {
+        ctx.ledger().unpick(lb, side, ip, &name);
+    }
+    outcome
+}
+
+/// Deletes one address object (the very object seen: a newer one of the same address is
+/// someone else's).
+async fn delete(ctx: &Context, address: &Lbaddress) -> Result<()> {
+    let params = DeleteParams {
+        preconditions: Some(Preconditions { uid: address.uid(), resource_version: None }),
+        ..Default::default()
+    };
+    match api(ctx).delete(&address.name_any(), &params).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+        Err(e) => return Err(e.into()),
+    }
+    ctx.ledger().remove(address);
+    Ok(())
+}
+
+/// The pair of `ticket` on `lb`: the one it holds, or a new one (requested addresses honoured).
+/// `Err` carries why no pair can be had (for the ticket's message): a range exhausted, an
+/// address requested that is out of range, reserved or someone else's. Losing an address to
+/// another claim is no such reason: another is chosen.
+pub async fn allocate(
     ctx: &Context,
-    lb_name: &str,
-    mut change: impl FnMut(&Loadbalancer, &mut Vec<IpPair>) -> std::result::Result<T, String>,
-) -> Result<std::result::Result<T, String>> {
-    let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
-    let mut cached = latest(ctx, lb_name);
+    lb: &Loadbalancer,
+    ticket: &Lbticket,
+    veip: Option<&str>,
+    ltmip: Option<&str>,
+) -> Result<std::result::Result<Pair, String>> {
+    let (lb_name, name) = (lb.name_any(), ticket.name_any());
     for _ in 0..TRIES {
-        let (mut lb, fresh) = match cached.take() {
-            Some(lb) => ((*lb).clone(), false),
-            None => (api.get(lb_name).await?, true),
+        let held = ctx.ledger().held(&lb_name, &name);
+        if let Some(pair) = held.pair() {
+            return Ok(Ok(pair));
+        }
+        // Half a pair: a crash between the two creates. Give it back and choose again.
+        for half in held.objects() {
+            delete(ctx, half).await?;
+        }
+        let chosen = ctx
+            .ledger()
+            .allocator(lb)
+            .map_err(|e| e.to_string())
+            .and_then(|a| a.allocate(&name, veip, ltmip).map_err(|e| e.to_string()));
+        let pair = match chosen {
+            Ok(pair) => pair,
+            Err(reason) => return Ok(Err(reason)),
         };
-        let mut ips = lb.status.as_ref().map(|s| s.ips.clone()).unwrap_or_default();
-        let before = ips.clone();
-        let out = match change(&lb, &mut ips) {
-            Ok(out) => out,
-            Err(_) if !fresh => continue,
-            Err(message) => return Ok(Err(message)),
-        };
-        let unchanged = ips == before;
-        lb.status.get_or_insert_with(Default::default).ips = ips;
-        let capacity = PairAllocator::of(&lb).ok().map(|a| a.capacity());
-        let status = lb.status.get_or_insert_with(Default::default);
-        if unchanged && status.capacity == capacity {
-            if fresh {
-                return Ok(Ok(out));
+        let taken = |side: Side, addr: IpAddr| AllocError::Taken { side, addr: addr.to_string(), by: String::new() };
+        if let Claim::Taken = claim(ctx, &lb_name, ticket, Side::Ve, pair.veip, pair.ltmip).await? {
+            ctx.ledger().unpick(&lb_name, Side::Ltm, pair.ltmip, &name);
+            if requested(veip) {
+                return Ok(Err(taken(Side::Ve, pair.veip).to_string()));
             }
             continue;
         }
-        status.capacity = capacity;
-        match api.replace_status(lb_name, &PostParams::default(), &lb).await {
-            Ok(written) => {
-                written_lock(ctx).insert(lb_name.to_string(), Arc::new(written));
-                return Ok(Ok(out));
+        if let Claim::Taken = claim(ctx, &lb_name, ticket, Side::Ltm, pair.ltmip, pair.veip).await? {
+            let ve = ctx.ledger().held(&lb_name, &name).ve;
+            for half in ve.iter() {
+                delete(ctx, half).await?;
             }
+            if requested(ltmip) {
+                return Ok(Err(taken(Side::Ltm, pair.ltmip).to_string()));
+            }
+            continue;
+        }
+        ctx.crash_point(Step::Allocation).await;
+        return Ok(Ok(pair));
+    }
+    // NB: contention is no reason to fail a request: the ticket stays as it is and is
+    // reconciled again after a backoff.
+    Err(Error::Busy(format!("load balancer {lb_name}: {TRIES} addresses in a row were claimed by others first")))
+}
+
+/// Whether `ticket` holds a pair on `lb` in `state`.
+pub fn holds(ctx: &Context, lb: &str, ticket: &str, state: BondState) -> bool {
+    let held = ctx.ledger().held(lb, ticket);
+    held.pair().is_some() && held.objects().all(|a| a.spec.state == state)
+}
+
+/// Marks the addresses of `ticket` with `state`.
+pub async fn mark(ctx: &Context, lb: &str, ticket: &str, state: BondState) -> Result<()> {
+    let held = ctx.ledger().held(lb, ticket);
+    for address in held.objects().filter(|a| a.spec.state != state) {
+        let patch = json!({
+            "metadata": {"resourceVersion": address.resource_version()},
+            "spec": {"state": state},
+        });
+        match api(ctx).patch(&address.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(written) => ctx.ledger().put(written),
             Err(kube::Error::Api(e)) if e.code == 409 => {
-                forget(ctx, lb_name);
-                continue;
+                // NB: changed since the ledger saw it: read it, and mark it on the next try.
+                if let Some(fresh) = api(ctx).get_opt(&address.name_any()).await? {
+                    ctx.ledger().put(fresh);
+                }
+                return Err(Error::Busy(format!("address {} changed while being marked", address.spec.address)));
             }
             Err(e) => return Err(e.into()),
         }
     }
-    // NB: contention is no reason to fail a request: the ticket stays as it is and is
-    // reconciled again after a backoff.
-    Err(Error::Busy(format!("load balancer {lb_name} changed under {TRIES} writes in a row")))
-}
-
-fn written_lock(ctx: &Context) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Loadbalancer>>> {
-    ctx.written.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The freshest copy of a Loadbalancer known here: the one this process last wrote, until the
-/// cache has taken it in (the next steps of a ticket come sooner than the watch).
-pub fn latest(ctx: &Context, lb_name: &str) -> Option<Arc<Loadbalancer>> {
-    let cached = ctx.caches().loadbalancers.get(&ObjectRef::new(lb_name));
-    let mut written = written_lock(ctx);
-    match (written.get(lb_name), cached) {
-        (Some(w), Some(c)) if w.resource_version() == c.resource_version() => {
-            written.remove(lb_name);
-            Some(c)
-        }
-        (Some(w), _) => Some(w.clone()),
-        (None, c) => c,
-    }
-}
-
-/// Drops the copy written last (it turned out stale, or the Loadbalancer is gone).
-pub fn forget(ctx: &Context, lb_name: &str) {
-    written_lock(ctx).remove(lb_name);
-}
-
-/// The pair of `ticket`: the one it holds, or a new one (requested addresses honoured),
-/// recorded `pending`. `Err` carries why no pair can be had (for the ticket's message).
-pub async fn allocate(
-    ctx: &Context,
-    lb_name: &str,
-    ticket: &str,
-    veip: Option<&str>,
-    ltmip: Option<&str>,
-) -> Result<std::result::Result<IpPair, String>> {
-    let result = update(ctx, lb_name, |lb, ips| {
-        if let Some(pair) = ips.iter().find(|p| p.ticket == ticket) {
-            return Ok(pair.clone());
-        }
-        // NB: nothing has changed the pairs yet, so the allocator of `lb` holds exactly `ips`.
-        let mut alloc = PairAllocator::of(lb).map_err(|e| e.to_string())?;
-        let pair = alloc.allocate(ticket, veip, ltmip).map_err(|e| e.to_string())?;
-        let pair = ip_pair(pair, ticket, BondState::Pending);
-        ips.push(pair.clone());
-        Ok(pair)
-    })
-    .await?;
-    if result.is_ok() {
-        ctx.crash_point(Step::Allocation).await;
-    }
-    Ok(result)
-}
-
-/// Marks the pair of `ticket` with `state`.
-pub async fn mark(ctx: &Context, lb_name: &str, ticket: &str, state: BondState) -> Result<()> {
-    let _ = update(ctx, lb_name, |_, ips| {
-        for p in ips.iter_mut().filter(|p| p.ticket == ticket) {
-            p.status = state;
-        }
-        Ok(())
-    })
-    .await?;
     Ok(())
 }
 
 /// Frees the pair of `ticket` (nothing when it holds none).
-pub async fn release(ctx: &Context, lb_name: &str, ticket: &str) -> Result<()> {
-    let _ = update(ctx, lb_name, |_, ips| {
-        ips.retain(|p| p.ticket != ticket);
-        Ok(())
-    })
-    .await?;
-    ctx.crash_point(Step::Allocation).await;
-    Ok(())
-}
-
-/// Rewrites only the capacity figures (a Loadbalancer with no tickets yet, or a changed
-/// range), when they are not those of its pairs.
-pub async fn refresh_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
-    let capacity = PairAllocator::of(lb).ok().map(|a| a.capacity());
-    if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) != capacity.as_ref() {
-        let _ = update(ctx, &lb.name_any(), |_, _| Ok(())).await?;
+pub async fn release(ctx: &Context, lb: &str, ticket: &str) -> Result<()> {
+    let held = ctx.ledger().held(lb, ticket);
+    for address in held.objects() {
+        delete(ctx, address).await?;
     }
+    ctx.crash_point(Step::Allocation).await;
     Ok(())
 }

@@ -9,6 +9,7 @@ use app::domain::crd::{
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -58,9 +59,9 @@ pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> 
     retry_after(&ctx, &ticket.name_any(), error)
 }
 
-/// The Loadbalancer, the freshest copy known here; from the API when there is none (yet).
+/// The Loadbalancer, from the cache; from the API when the cache has none (yet).
 async fn loadbalancer(ctx: &Context, name: &str) -> Result<Option<Arc<Loadbalancer>>> {
-    if let Some(lb) = allocation::latest(ctx, name) {
+    if let Some(lb) = ctx.caches().loadbalancers.get(&ObjectRef::new(name)) {
         return Ok(Some(lb));
     }
     Ok(Api::<Loadbalancer>::all(ctx.clusters.mgmt().clone()).get_opt(name).await?.map(Arc::new))
@@ -183,18 +184,17 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
     }
     if status.veip.is_none() {
         let pair =
-            allocation::allocate(ctx, &lb.name_any(), &name, ticket.spec.veip.as_deref(), ticket.spec.ltmip.as_deref())
-                .await?;
+            allocation::allocate(ctx, lb, ticket, ticket.spec.veip.as_deref(), ticket.spec.ltmip.as_deref()).await?;
         match pair {
             Ok(pair) => {
-                status.veip = Some(pair.veip);
-                status.ltmip = Some(pair.ltmip);
+                status.veip = Some(pair.veip.to_string());
+                status.ltmip = Some(pair.ltmip.to_string());
                 if status.policy.is_none() {
                     status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
                 }
                 status.message = String::new();
-                // NB: written with the driver's answer: the pair is recorded under the
-                // ticket's name, so a crash before that finds it again.
+                // NB: written with the driver's answer: the pair's objects name the ticket,
+                // so a crash before that finds it again.
             }
             Err(reason) => {
                 transition(&mut status, Phase::Failed, &reason, "lbdesk");
@@ -268,11 +268,9 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
 /// Enabled: the pair is bound; the cluster's syncer places the listeners (and reports on them)
 /// once its cache takes in the status written here.
 async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: LbticketStatus) -> Result<Action> {
-    let name = ticket.name_any();
-    let bound =
-        lb.status.as_ref().is_some_and(|s| s.ips.iter().any(|p| p.ticket == name && p.status == BondState::Bond));
-    if !bound {
-        allocation::mark(ctx, &lb.name_any(), &name, BondState::Bond).await?;
+    let (lb_name, name) = (lb.name_any(), ticket.name_any());
+    if !allocation::holds(ctx, &lb_name, &name, BondState::Bond) {
+        allocation::mark(ctx, &lb_name, &name, BondState::Bond).await?;
     }
     write(ctx, ticket, status).await?;
     Ok(Action::requeue(ctx.config.ensure_every))

@@ -1,4 +1,4 @@
-//! Loadbalancers: capacity figures, the tenant (written empty while no ticket uses it), and a
+//! Loadbalancers: the tenant (written empty while no ticket uses it), and a
 //! delete that removes the tenant's ConfigMap — never for one labelled do-not-delete.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::{Api, ResourceExt};
 
-use super::{Context, Error, FINALIZER, Result, allocation, retry_after, tenant};
+use super::{Context, Error, FINALIZER, Result, retry_after, tenant};
 
 /// The reconciler's entry point for a Loadbalancer.
 pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Action> {
@@ -18,11 +18,9 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
     let name = lb.name_any();
     let action = finalizer(&api, FINALIZER, lb, |event| async {
         match event {
-            Finalizer::Apply(lb) => {
-                // NB: the syncers see the Loadbalancer's changes in their cache.
-                allocation::refresh_capacity(&ctx, &lb).await?;
-                Ok(Action::requeue(ctx.config.ensure_every))
-            }
+            // NB: the syncers see the Loadbalancer's changes in their cache, and its capacity
+            // counters follow the ledger (`addresses::count`).
+            Finalizer::Apply(_) => Ok(Action::requeue(ctx.config.ensure_every)),
             Finalizer::Cleanup(lb) => {
                 if lb.labels().contains_key(LABEL_DO_NOT_DELETE) {
                     return Err(Error::Invalid(format!(
@@ -30,7 +28,7 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                         lb.name_any()
                     )));
                 }
-                if lb.status.as_ref().is_some_and(|s| !s.ips.is_empty()) {
+                if ctx.ledger().count(&name) > 0 || lb.status.as_ref().is_some_and(|s| !s.ips.is_empty()) {
                     return Err(Error::Invalid(format!(
                         "load balancer {} still holds addresses; it stays until they are released",
                         lb.name_any()
@@ -38,7 +36,6 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                 }
                 tenant::delete_configmap(&ctx, &lb.spec.cluster, &Placement::of(&lb.spec)).await?;
                 delete_credentials(&ctx, &lb).await?;
-                allocation::forget(&ctx, &lb.name_any());
                 Ok(Action::await_change())
             }
         }

@@ -7,6 +7,7 @@
 //! returns once its shutdown future resolves. Nothing here reads the embedded API's module:
 //! in cluster mode there is none.
 
+mod addresses;
 mod allocation;
 mod crash;
 mod ingress;
@@ -23,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::ipam::Ledger;
 use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
 use futures::{FutureExt, StreamExt};
@@ -111,8 +113,8 @@ pub struct Context {
     pub counters: Counters,
     /// The caches of the run under way.
     caches: std::sync::RwLock<Caches>,
-    /// Each Loadbalancer as this process last wrote it, until the cache has it.
-    written: std::sync::Mutex<HashMap<String, Arc<Loadbalancer>>>,
+    /// Every address held, from the Lbaddress watch and this process's own writes.
+    ledger: std::sync::Mutex<Ledger>,
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
@@ -146,7 +148,7 @@ impl Context {
             config,
             counters: Counters::default(),
             caches: std::sync::RwLock::new(caches),
-            written: Default::default(),
+            ledger: Default::default(),
             sync_locks: Default::default(),
             memo: Default::default(),
             ingresses: Default::default(),
@@ -175,14 +177,19 @@ impl Context {
 
     /// Starts a run on `caches`, forgetting what an earlier run learned.
     ///
-    /// NB: another process may have written meanwhile (a leader that held the lease): a copy
-    /// written, a memo of what was placed or a backoff from then would be stale now.
+    /// NB: another process may have written meanwhile (a leader that held the lease): the
+    /// ledger, a memo of what was placed or a backoff from then would be stale now.
     fn begin(&self, caches: Caches) {
         *self.caches.write().unwrap_or_else(|p| p.into_inner()) = caches;
-        self.written.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.ledger().clear();
         self.memo.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.failures.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The address books. NB: never held across an await.
+    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.ledger.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
@@ -247,6 +254,8 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let (loadbalancers, lb_changes) = cache(Api::all(mgmt), wake, tenant::loadbalancer_changes());
     ctx.begin(Caches { tickets: tickets.clone(), rules, loadbalancers: loadbalancers.clone() });
     let rule_cache = rule_changes.take_until(shutdown.clone()).for_each(|_| async {});
+    let (listed, ledger_listed) = tokio::sync::watch::channel(false);
+    let ledger = addresses::follow(ctx.clone(), listed, shutdown.clone());
     // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
     // change is placement, which the syncers pick up from the caches.
     let ticket_run = Controller::for_stream(ticket_changes, tickets)
@@ -273,8 +282,16 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let syncers = futures::future::join_all(
         ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone(), shutdown.clone())),
     );
-    tracing::info!("reconciler started");
-    tokio::join!(rule_cache, ticket_run, lb_run, syncers);
+    let counters = addresses::count(ctx.clone(), shutdown.clone());
+    // NB: nothing is allocated, released or counted before the ledger holds every address,
+    // those of `status.ips` included.
+    let work = async {
+        if addresses::prepare(&ctx, ledger_listed, shutdown.clone()).await {
+            tracing::info!("reconciler started");
+            tokio::join!(ticket_run, lb_run, syncers, counters);
+        }
+    };
+    tokio::join!(rule_cache, ledger, work);
     tracing::info!("reconciler stopped");
 }
 

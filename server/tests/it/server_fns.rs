@@ -221,7 +221,7 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
     // The same words as for a load balancer that does not exist: no ownership oracle.
     let no_lb = Some("There is no such load balancer offered to your project.");
     assert_eq!(error.for_field("loadbalancer").as_deref(), no_lb);
-    let probe = [("loadbalancer", "only-b"), ("side", "Ve"), ("address", "20.1.0.1"), ("ticket", "x")];
+    let probe = [("loadbalancer", "only-b"), ("side", "ve"), ("address", "20.1.0.1"), ("ticket", "x")];
     let error = refused(alice.form("ticket/check-address", &probe).await, StatusCode::BAD_REQUEST).await;
     assert_eq!(error.for_field("loadbalancer").as_deref(), no_lb);
     // Nothing bob tried changed alice's request.

@@ -5,10 +5,10 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
-use super::{DeleteLoadbalancer, LbDetail, get_loadbalancer};
+use super::{DeleteLoadbalancer, LbDetail, get_loadbalancer, list_pairs};
 use crate::components::controls::{ConfirmButton, UsageBar};
 use crate::components::form::{action_error, navigate_on_success};
-use crate::components::list::table_or_none;
+use crate::components::list::{More, load_more, read_pages, table, table_or_none};
 use crate::components::loaded::Loaded;
 use crate::domain::policy::{lb_deletable, reason};
 
@@ -60,15 +60,46 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
             <dt>"VE credentials"</dt><dd>{if d.credentials_set { "set" } else { "not set" }}</dd>
             <dt>"Capacity"</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
         </dl>
-        <h2>"Allocated pairs"</h2>
-        {table_or_none(d.pairs.clone(), "No address is allocated.", &["VE IP", "LTM IP", "Request", "State"], |p| view! {
-            <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
-            <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
-            <td>{p.status.as_str()}</td></tr>
-        })}
+        <PairList name=name.clone() />
         <h2>"Address requests using it"</h2>
         {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
             <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
         })}
+    }
+}
+
+/// The pairs handed out, in address order, a page at a time, searchable by address or request.
+#[component]
+fn PairList(name: String) -> impl IntoView {
+    let search = RwSignal::new(String::new());
+    let more = More::default();
+    let pairs = Resource::new(
+        move || (search.get(), more.pages(&search.get())),
+        move |(search, pages)| {
+            let name = name.clone();
+            read_pages(pages, move |after| list_pairs(name.clone(), search.clone(), after))
+        },
+    );
+    view! {
+        <h2>"Allocated pairs"</h2>
+        <div class="toolbar">
+            <input type="search" placeholder="Address or request" aria-label="Search pairs"
+                on:input=move |ev| search.set(event_target_value(&ev)) />
+        </div>
+        <Loaded resource=pairs show=move |page| {
+            if page.rows.is_empty() {
+                let none = if search.get_untracked().trim().is_empty() { "No address is allocated." } else { "No pair matches." };
+                return view! { <p class="muted">{none}</p> }.into_any();
+            }
+            let load = load_more(page.next.is_some(), move || more.add(search.get_untracked()));
+            view! {
+                {table(&["VE IP", "LTM IP", "Request", "State"], page.rows, |p| view! {
+                    <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
+                    <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
+                    <td>{p.status.as_str()}</td></tr>
+                })}
+                {load}
+            }.into_any()
+        } />
     }
 }

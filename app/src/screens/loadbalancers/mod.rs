@@ -11,6 +11,7 @@ mod server;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::components::list::Page;
 use crate::domain::crd::IpPair;
 use crate::error::AppError;
 
@@ -113,8 +114,6 @@ pub struct LbDetail {
     pub credentials_set: bool,
     /// The AS3 tenant in effect.
     pub partition: String,
-    /// The address pairs handed out.
-    pub pairs: Vec<IpPair>,
     /// The tickets that use it.
     pub tickets: Vec<LbTicket>,
     /// Marked never to be deleted.
@@ -136,10 +135,17 @@ pub async fn list_loadbalancers(search: String) -> Result<Vec<LbRow>, AppError> 
     crate::ssr::reply(server::list(&search).await)
 }
 
-/// One load balancer, with its pairs and tickets (credentials only as "set" or not).
+/// One load balancer, with its tickets (credentials only as "set" or not).
 #[server(prefix = "/api", endpoint = "lb/get", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn get_loadbalancer(name: String) -> Result<LbDetail, AppError> {
     crate::ssr::reply(server::detail(&name).await)
+}
+
+/// A page of a load balancer's address pairs, by VE address, starting after the VE address
+/// `after` (empty: the first); only those whose addresses or request hold `search`.
+#[server(prefix = "/api", endpoint = "lb/pairs", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn list_pairs(name: String, search: String, after: String) -> Result<Page<IpPair>, AppError> {
+    crate::ssr::reply(server::pairs(&name, &search, &after).await)
 }
 
 /// Creates or updates a load balancer (update when `generation` is set).

@@ -3,18 +3,19 @@
 //! entry); credentials go to Secrets the browser never reads.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Api, ResourceExt};
 
 use super::{LbChoices, LbDetail, LbForm, LbRow, LbTicket};
+use crate::components::list::Page;
 use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
-    CisSpec, LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, Lbticket, Loadbalancer, LoadbalancerSpec, LtmSpec, SecretRef,
-    VeSpec,
+    CisSpec, IpPair, LABEL_DO_NOT_DELETE, LABEL_LOADBALANCER, LABEL_SIDE, Lbaddress, Lbticket, Loadbalancer,
+    LoadbalancerSpec, LtmSpec, SecretRef, VeSpec,
 };
-use crate::domain::ipam::PairAllocator;
 use crate::domain::policy::{
     effective_partition, lb_deletable, lb_unique, lb_update, object_name, shown, tickets_using, validate_credentials,
     validate_lb,
@@ -30,7 +31,7 @@ const SECRETS_NAMESPACE: &str = "lbdesk-system";
 
 fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
     let name = lb.name_any();
-    let alloc = PairAllocator::of(lb).ok();
+    let capacity = lb.status.as_ref().and_then(|s| s.capacity.clone());
     LbRow {
         name: name.clone(),
         cluster: lb.spec.cluster.clone(),
@@ -38,10 +39,10 @@ fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
         ve_cidr: lb.spec.ve.cidr.clone(),
         ltm_url: lb.spec.ltm.url.clone(),
         ltm_cidr: lb.spec.ltm.cidr.clone(),
-        pairs_used: lb.status.as_ref().map_or(0, |s| s.ips.len() as u64),
-        pairs_free: alloc.map(|a| a.free_pairs()).unwrap_or(0),
+        pairs_used: capacity.as_ref().map_or(0, |c| c.ve_used),
+        pairs_free: capacity.as_ref().map_or(0, |c| c.ve_free.min(c.ltm_free)),
         tickets: tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
-        ready: lb.status.as_ref().is_some_and(|s| s.capacity.is_some()),
+        ready: capacity.is_some(),
     }
 }
 
@@ -169,7 +170,40 @@ async fn has_secret(name: &str, keys: &[&str]) -> bool {
     matches!(api.get_opt(name).await, Ok(Some(s)) if keys.iter().all(|k| s.data.as_ref().is_some_and(|d| d.contains_key(*k))))
 }
 
-/// One load balancer, with its pairs and tickets (credentials only as "set" or not).
+/// How many pairs a page of the pair list shows.
+const PAIR_PAGE: usize = 50;
+
+/// A page of `name`'s pairs (read from its VE addresses' objects), in address order, after the
+/// VE address `after`; only those whose addresses or request hold `search`.
+pub async fn pairs(name: &str, search: &str, after: &str) -> Result<Page<IpPair>, AppError> {
+    caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
+    object_name("name", name).map_err(refused)?;
+    if search.len() > 253 {
+        return Err(AppError::invalid("search", "Search for at most 253 characters."));
+    }
+    let after: Option<IpAddr> = match after {
+        "" => None,
+        a => Some(a.parse().map_err(|_| AppError::invalid("after", format!("{} is no address.", shown(a))))?),
+    };
+    let selector = format!("{LABEL_LOADBALANCER}={name},{LABEL_SIDE}=ve");
+    let addresses = Api::<Lbaddress>::all(ssr::mgmt()?)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| kube_error("addresses", e))?;
+    let needle = search.trim().to_lowercase();
+    let mut rows: Vec<(IpAddr, IpPair)> = addresses
+        .items
+        .iter()
+        .filter_map(|a| Some((a.spec.ip()?, a.row())))
+        .filter(|(ip, _)| after.is_none_or(|after| *ip > after))
+        .filter(|(_, p)| [&p.veip, &p.ltmip, &p.ticket].iter().any(|f| f.to_lowercase().contains(&needle)))
+        .collect();
+    rows.sort_by_key(|(ip, _)| *ip);
+    let next = (rows.len() > PAIR_PAGE).then(|| rows[PAIR_PAGE - 1].0.to_string());
+    Ok(Page { rows: rows.into_iter().take(PAIR_PAGE).map(|(_, p)| p).collect(), next })
+}
+
+/// One load balancer, with its tickets (credentials only as "set" or not).
 pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
     caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
     object_name("name", name).map_err(refused)?;
@@ -190,7 +224,6 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
         token_set: has_secret(&lb.spec.ltm.token_secret_ref.name, &["token"]).await,
         credentials_set: has_secret(&lb.spec.ve.credentials_secret_ref.name, &["user", "password"]).await,
         partition: effective_partition(&lb.spec).into(),
-        pairs: lb.status.as_ref().map(|s| s.ips.clone()).unwrap_or_default(),
         tickets: using,
         do_not_delete: lb.labels().contains_key(LABEL_DO_NOT_DELETE),
     })

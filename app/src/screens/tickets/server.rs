@@ -11,7 +11,8 @@ use serde_json::json;
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
 use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
-    DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbrule, Lbticket, LbticketSpec, Loadbalancer,
+    DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbaddress, Lbrule, Lbticket, LbticketSpec,
+    Loadbalancer, address_name,
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
@@ -137,14 +138,20 @@ async fn offered(caller: &Caller, name: &str) -> Result<Loadbalancer, AppError> 
     }
 }
 
-/// Whether `addr` can be requested on `side` of `lb` by `ticket`.
-fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
+/// Whether `addr` can be requested on `side` of `lb` by `ticket`: inside the range, not
+/// reserved, and held by no other ticket (its Lbaddress object, read by name).
+async fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
     if addr.trim().is_empty() {
         return Ok(());
     }
-    let alloc = PairAllocator::of(lb).map_err(refused)?;
-    let pool = if side == Side::Ve { &alloc.ve } else { &alloc.ltm };
+    let mut alloc = PairAllocator::new(&lb.spec, &[]).map_err(refused)?;
+    let pool = if side == Side::Ve { &mut alloc.ve } else { &mut alloc.ltm };
     let ip = pool.parse(addr).map_err(refused)?;
+    let name = address_name(&lb.name_any(), side, ip);
+    let held = Api::<Lbaddress>::all(ssr::mgmt()?).get_opt(&name).await.map_err(|e| kube_error("addresses", e))?;
+    if let Some(held) = held {
+        pool.take(ip, &held.spec.ticket).map_err(refused)?;
+    }
     pool.check(ip, ticket).map_err(refused)
 }
 
@@ -155,7 +162,7 @@ pub async fn check_address(loadbalancer: &str, side: Side, address: &str, ticket
     // NB: an address is "yours" only for a request the caller may see; else anyone could learn
     // which request holds an address by naming it.
     let own = !ticket.is_empty() && fetch(&caller, Verb::Read, ticket).await.is_ok();
-    check(&lb, side, address, if own { ticket } else { "" })
+    check(&lb, side, address, if own { ticket } else { "" }).await
 }
 
 /// Requests an address, or edits a Created or Failed request (`form.generation` set); returns
@@ -179,7 +186,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
         ticket_editable(phase).map_err(refused)?;
         let lb = loadbalancer(&current.spec.loadbalancer).await?;
         for side in [Side::Ve, Side::Ltm] {
-            check(&lb, side, form.address(side), &name)?;
+            check(&lb, side, form.address(side), &name).await?;
         }
         let patch = json!({
             "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": by}},
@@ -211,7 +218,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     lb_offered_to(&lb.spec, &form.cluster, &project).map_err(|_| no_loadbalancer())?;
     for side in [Side::Ve, Side::Ltm] {
         // A new request holds no address yet, whatever its name.
-        check(&lb, side, form.address(side), "")?;
+        check(&lb, side, form.address(side), "").await?;
     }
     let spec = LbticketSpec {
         // NB: the claimer is the signed-in user, never a form field.

@@ -148,6 +148,13 @@ pub(crate) const TABLE: &[Case] = &[
         form_encoded: false,
     },
     Case {
+        path: "/api/lb/pairs",
+        access: Access::Admin,
+        args: || json!({"name": "demo", "search": "", "after": ""}),
+        fields: &[("name", Ty::Bounded, "name"), ("search", Ty::Bounded, "search"), ("after", Ty::Bounded, "after")],
+        form_encoded: false,
+    },
+    Case {
         path: "/api/lb/save",
         access: Access::Admin,
         args: || json!({"form": lb_form("demo")}),
@@ -184,7 +191,7 @@ pub(crate) const TABLE: &[Case] = &[
     Case {
         path: "/api/ticket/check-address",
         access: Access::Project,
-        args: || json!({"loadbalancer": "demo", "side": "Ve", "address": SECRET_VEIP, "ticket": SECRET_TICKET}),
+        args: || json!({"loadbalancer": "demo", "side": "ve", "address": SECRET_VEIP, "ticket": SECRET_TICKET}),
         fields: &[
             ("loadbalancer", Ty::Bounded, "loadbalancer"),
             ("side", Ty::Enum, "side"),

@@ -1,0 +1,106 @@
+//! Upgrading from the version that recorded pairs in `Loadbalancer.status.ips`: every pair it
+//! recorded becomes two Lbaddress objects before anything is allocated, the list is emptied,
+//! and no recorded address is handed out again. And address objects are lbdesk's own: one
+//! written by hand is refused.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use app::domain::crd::{BondState, IpPair, Lbaddress, LbticketStatus, LoadbalancerStatus, Phase, address_name};
+use app::domain::ipam::Side;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+use server::reconciler;
+
+use super::{config, loadbalancer, options, pairs, ticket, wait_phase, world};
+use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+
+/// What the earlier version left: (ticket, VE, LTM, state).
+const RECORDED: [(&str, &str, &str, BondState); 3] = [
+    ("old-a", "20.1.0.1", "10.0.0.1", BondState::Bond),
+    ("old-b", "20.1.0.2", "10.0.0.3", BondState::Bond),
+    ("old-c", "20.1.0.4", "10.0.0.2", BondState::Pending),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
+    let w = world(&lbdesk).await;
+    // The management cluster as the earlier version left it: tickets holding pairs, and the
+    // pairs in the Loadbalancer's status.
+    let lb = w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    for (name, veip, ltmip, state) in RECORDED {
+        let created = w.tickets.create(&PostParams::default(), &ticket(name, None, false)).await.expect("ticket");
+        let phase = if state == BondState::Bond { Phase::Enabled } else { Phase::Requested };
+        let mut t = created.clone();
+        t.status = Some(LbticketStatus {
+            phase,
+            veip: Some(veip.into()),
+            ltmip: Some(ltmip.into()),
+            observed_generation: created.metadata.generation,
+            ..Default::default()
+        });
+        w.tickets.replace_status(name, &PostParams::default(), &t).await.expect("ticket status");
+    }
+    let ips = RECORDED
+        .iter()
+        .map(|(t, v, l, s)| IpPair { veip: v.to_string(), ltmip: l.to_string(), ticket: t.to_string(), status: *s })
+        .collect();
+    let mut old = lb.clone();
+    old.status = Some(LoadbalancerStatus { ips, ..Default::default() });
+    w.lbs.replace_status("demo", &PostParams::default(), &old).await.expect("status.ips");
+
+    // The new version starts, and a new request arrives at once.
+    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config()));
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(reconciler::run(ctx, async move {
+        let _ = stopped.await;
+    }));
+    w.tickets.create(&PostParams::default(), &ticket("new", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "new", Phase::Enabled).await;
+    // The pending one's request is answered, with the pair it held.
+    wait_phase(&w.tickets, "old-c", Phase::Enabled).await;
+
+    let mut want: Vec<_> =
+        RECORDED.iter().map(|(t, v, l, _)| (t.to_string(), v.to_string(), l.to_string(), BondState::Bond)).collect();
+    want.push(("new".into(), "20.1.0.3".into(), "10.0.0.4".into(), BondState::Bond));
+    want.sort();
+    assert_eq!(
+        pairs(&w.lbs).await,
+        want,
+        "every recorded pair survives, and the new one is the lowest free of each range"
+    );
+    let status = w.lbs.get("demo").await.expect("lb").status.unwrap_or_default();
+    assert!(status.ips.is_empty(), "the list is emptied once adopted");
+    until("the counters follow the objects", 10, || async {
+        let capacity = w.lbs.get("demo").await.ok().and_then(|lb| lb.status).and_then(|s| s.capacity);
+        capacity.is_some_and(|c| (c.ve_used, c.ltm_used, c.ve_free) == (4, 4, 254 - 4))
+    })
+    .await;
+    run.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_object_written_by_hand_is_refused() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("held", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "held", Phase::Enabled).await;
+    let addresses: Api<Lbaddress> = Api::all(w.mgmt.clone());
+    let ip: IpAddr = "20.1.0.9".parse().expect("ip");
+    let forged = Lbaddress::held("demo", Side::Ve, ip, "10.0.0.9".parse().expect("ip"), "held", BondState::Bond);
+    let refused = addresses.create(&PostParams::default(), &forged).await.expect_err("refused");
+    assert!(
+        matches!(&refused, kube::Error::Api(e) if e.code == 403 && e.message.contains("change the address request instead")),
+        "{refused:?}"
+    );
+    assert!(addresses.get_opt(&address_name("demo", Side::Ve, ip)).await.expect("get").is_none());
+    let held = address_name("demo", Side::Ve, "20.1.0.1".parse().expect("ip"));
+    let patch = json!({"spec": {"ticket": "someone-else"}});
+    let refused =
+        addresses.patch(&held, &Default::default(), &kube::api::Patch::Merge(&patch)).await.expect_err("refused");
+    assert!(matches!(&refused, kube::Error::Api(e) if e.code == 403), "{refused:?}");
+    let refused = addresses.delete(&held, &Default::default()).await.expect_err("refused");
+    assert!(matches!(&refused, kube::Error::Api(e) if e.code == 403), "{refused:?}");
+}
