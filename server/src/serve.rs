@@ -169,12 +169,13 @@ impl Server {
             (None, Mode::Cluster) => anyhow::bail!("cluster mode needs --driver-url (or LBDESK_DRIVER_URL)"),
         };
         let driver = DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
+        let metrics = Arc::new(crate::metrics::Metrics::default());
         let reconciler = (!args.no_reconciler).then(|| {
             let config = reconciler::Config {
                 ensure_every: Duration::from_secs(args.ensure_interval.max(1)),
                 ingress_class: args.ingress_class.clone(),
             };
-            Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config))
+            Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config).with_metrics(metrics.clone()))
         });
         let state = AppState {
             leptos_options,
@@ -184,7 +185,8 @@ impl Server {
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
-        let router = crate::web::router(state, secure_cookies, site);
+        let probes = crate::web::Probes { db: db.clone(), metrics, reconciler: reconciler.clone() };
+        let router = crate::web::router(state, secure_cookies, site, probes);
         let (api, api_addr) = api.unzip();
         let scheme = if tls.is_some() { "https" } else { "http" };
         Ok(Server {

@@ -377,6 +377,17 @@ pub enum DriverState {
     Running,
 }
 
+impl DriverState {
+    /// The answer's name in metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriverState::Succ => "succ",
+            DriverState::Fail => "fail",
+            DriverState::Running => "running",
+        }
+    }
+}
+
 /// The network-policy request of a ticket.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

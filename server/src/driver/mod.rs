@@ -20,6 +20,14 @@ pub enum Hook {
 }
 
 impl Hook {
+    /// The hook's name in metrics.
+    pub fn label(self) -> &'static str {
+        match self {
+            Hook::RequestNetworkPolicy => "request",
+            Hook::RevokeNetworkPolicy => "revoke",
+        }
+    }
+
     pub fn path(self) -> &'static str {
         match self {
             Hook::RequestNetworkPolicy => "requestNetworkPolicy",

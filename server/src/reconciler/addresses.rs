@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::domain::crd::{Lbaddress, Loadbalancer};
+use app::domain::crd::{Lbaddress, Loadbalancer, Phase};
 use app::domain::ipam::Side;
 use futures::StreamExt;
 use kube::api::{Patch, PatchParams, PostParams};
@@ -116,7 +116,8 @@ async fn adopt_one(ctx: &Context, address: Lbaddress) -> Result<()> {
     Ok(())
 }
 
-/// Keeps every Loadbalancer's capacity counters equal to the ledger's, until `shutdown`.
+/// Keeps every Loadbalancer's capacity counters equal to the ledger's, and the metrics of
+/// pairs and waiting tickets current, until `shutdown`.
 pub async fn count(ctx: Arc<Context>, shutdown: Shutdown) {
     let mut tick = tokio::time::interval(COUNT_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -125,7 +126,14 @@ pub async fn count(ctx: Arc<Context>, shutdown: Shutdown) {
             _ = tick.tick() => {}
             () = shutdown.clone() => return,
         }
-        for lb in ctx.caches().loadbalancers.state() {
+        let caches = ctx.caches();
+        let waiting = caches
+            .tickets
+            .state()
+            .into_iter()
+            .filter(|t| t.status.as_ref().is_none_or(|s| matches!(s.phase, Phase::Created | Phase::Requested)));
+        ctx.metrics.waiting("lbticket", waiting.count());
+        for lb in caches.loadbalancers.state() {
             if let Err(e) = write_capacity(&ctx, &lb).await {
                 tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "capacity counters");
             }
@@ -140,6 +148,9 @@ async fn write_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
         return Ok(());
     }
     let capacity = ctx.ledger().capacity(lb);
+    if let Some(c) = &capacity {
+        ctx.metrics.pairs(&lb.name_any(), c.ve_used, c.ve_free.min(c.ltm_free));
+    }
     if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) == capacity.as_ref() {
         return Ok(());
     }

@@ -19,6 +19,14 @@ use crate::driver::{DriverRequest, Hook};
 
 /// The reconciler's entry point for a ticket.
 pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Action> {
+    let started = std::time::Instant::now();
+    let result = reconcile_ticket(ticket, &ctx).await;
+    let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
+    ctx.metrics.reconciled("lbticket", label, started.elapsed());
+    result
+}
+
+async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<Action> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     let name = ticket.name_any();
     let ticket = if ticket.metadata.deletion_timestamp.is_none() && !ticket.finalizers().iter().any(|f| f == FINALIZER)
@@ -29,8 +37,8 @@ pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Actio
     };
     let action = finalizer(&api, FINALIZER, ticket, |event| async {
         match event {
-            Finalizer::Apply(t) => apply(&t, &ctx).await,
-            Finalizer::Cleanup(t) => cleanup(&t, &ctx).await.map(|_| Action::await_change()),
+            Finalizer::Apply(t) => apply(&t, ctx).await,
+            Finalizer::Cleanup(t) => cleanup(&t, ctx).await.map(|_| Action::await_change()),
         }
     })
     .await
@@ -208,7 +216,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
         None => record_id(ticket, 1),
     };
     let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
-    let answer = ctx.driver.call(Hook::RequestNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
+    let answer = ctx.call_driver(Hook::RequestNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
     ctx.crash_point(Step::DriverRequest).await;
     let answer = match answer {
         Ok(a) => a,
@@ -305,7 +313,7 @@ async fn release_all(
         let record = format!("revoke-{}", policy.record_id);
         let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
         let answer =
-            ctx.driver.call(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await?;
+            ctx.call_driver(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await?;
         ctx.crash_point(Step::DriverRequest).await;
         if answer.status != DriverState::Succ {
             return Err(Error::Invalid(format!("revoking the network policy: {:?} {}", answer.status, answer.msg)));

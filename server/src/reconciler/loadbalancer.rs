@@ -14,6 +14,14 @@ use super::{Context, Error, FINALIZER, Result, retry_after, tenant};
 
 /// The reconciler's entry point for a Loadbalancer.
 pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Action> {
+    let started = std::time::Instant::now();
+    let result = reconcile_loadbalancer(lb, &ctx).await;
+    let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
+    ctx.metrics.reconciled("loadbalancer", label, started.elapsed());
+    result
+}
+
+async fn reconcile_loadbalancer(lb: Arc<Loadbalancer>, ctx: &Arc<Context>) -> Result<Action> {
     let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     let name = lb.name_any();
     let action = finalizer(&api, FINALIZER, lb, |event| async {
@@ -34,8 +42,8 @@ pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Actio
                         lb.name_any()
                     )));
                 }
-                tenant::delete_configmap(&ctx, &lb.spec.cluster, &Placement::of(&lb.spec)).await?;
-                delete_credentials(&ctx, &lb).await?;
+                tenant::delete_configmap(ctx, &lb.spec.cluster, &Placement::of(&lb.spec)).await?;
+                delete_credentials(ctx, &lb).await?;
                 Ok(Action::await_change())
             }
         }

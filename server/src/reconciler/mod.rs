@@ -20,7 +20,7 @@ mod tenant;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
@@ -37,7 +37,8 @@ use tokio::sync::Mutex;
 
 pub use crash::{Crash, Step};
 
-use crate::driver::{DriverClient, DriverError};
+use crate::driver::{DriverAnswer, DriverClient, DriverError, DriverRequest, Hook};
+use crate::metrics::Metrics;
 
 /// The finalizer that makes a real delete do the clean-up.
 pub const FINALIZER: &str = "ebcpaas.io/cleanup";
@@ -60,6 +61,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the error says a cluster could not be reached (no answer, not a refusal).
+    pub fn unreachable(&self) -> bool {
+        matches!(self, Error::Kube(e) if !matches!(e, kube::Error::Api(_)))
+    }
+
     /// The label of the error in logs and metrics.
     pub fn metric_label(&self) -> &'static str {
         match self {
@@ -111,6 +117,10 @@ pub struct Context {
     pub recorder: Recorder,
     pub config: Config,
     pub counters: Counters,
+    /// What `/metrics` exports.
+    pub metrics: Arc<Metrics>,
+    /// The run under way has every cache listed (for `/readyz`).
+    synced: AtomicBool,
     /// The caches of the run under way.
     caches: std::sync::RwLock<Caches>,
     /// Every address held, from the Lbaddress watch and this process's own writes.
@@ -147,6 +157,8 @@ impl Context {
             recorder,
             config,
             counters: Counters::default(),
+            metrics: Arc::default(),
+            synced: AtomicBool::new(false),
             caches: std::sync::RwLock::new(caches),
             ledger: Default::default(),
             sync_locks: Default::default(),
@@ -156,6 +168,27 @@ impl Context {
             failures: Default::default(),
             crash: None,
         }
+    }
+
+    /// The same context, recording into `metrics` (the server's, which `/metrics` exports).
+    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
+        Context { metrics, ..self }
+    }
+
+    /// Whether a run is under way with every cache listed.
+    pub fn synced(&self) -> bool {
+        self.synced.load(Ordering::Relaxed)
+    }
+
+    /// Calls the driver, counting the call by hook and answer.
+    async fn call_driver(&self, hook: Hook, request: DriverRequest) -> Result<DriverAnswer, DriverError> {
+        let answer = self.driver.call(hook, request).await;
+        let status = match &answer {
+            Ok(a) => a.status.as_str(),
+            Err(_) => "error",
+        };
+        self.metrics.driver_called(hook.label(), status);
+        answer
     }
 
     /// The same context, halting at `crash` (integration tests).
@@ -283,15 +316,27 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone(), shutdown.clone())),
     );
     let counters = addresses::count(ctx.clone(), shutdown.clone());
+    let caches = ctx.caches();
+    let synced = async {
+        let (t, r, l) = tokio::join!(
+            caches.tickets.wait_until_ready(),
+            caches.rules.wait_until_ready(),
+            caches.loadbalancers.wait_until_ready()
+        );
+        ctx.synced.store(t.is_ok() && r.is_ok() && l.is_ok(), Ordering::Relaxed);
+    };
     // NB: nothing is allocated, released or counted before the ledger holds every address,
     // those of `status.ips` included.
     let work = async {
         if addresses::prepare(&ctx, ledger_listed, shutdown.clone()).await {
             tracing::info!("reconciler started");
-            tokio::join!(ticket_run, lb_run, syncers, counters);
+            ctx.metrics.leading(true);
+            tokio::join!(ticket_run, lb_run, syncers, counters, synced);
         }
     };
     tokio::join!(rule_cache, ledger, work);
+    ctx.synced.store(false, Ordering::Relaxed);
+    ctx.metrics.leading(false);
     tracing::info!("reconciler stopped");
 }
 

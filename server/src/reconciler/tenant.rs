@@ -122,7 +122,14 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
         }
         let ensure = tokio::time::Instant::now() >= next_ensure;
         loop {
-            match sync(&ctx, &cluster, None, ensure).await {
+            let started = std::time::Instant::now();
+            let result = sync(&ctx, &cluster, None, ensure).await;
+            let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
+            ctx.metrics.reconciled("sync", label, started.elapsed());
+            if result.as_ref().is_ok() || result.as_ref().is_err_and(Error::unreachable) {
+                ctx.metrics.reachable(&cluster, result.is_ok());
+            }
+            match result {
                 Ok(_) => {
                     ctx.succeeded(&key);
                     ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

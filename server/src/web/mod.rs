@@ -3,12 +3,14 @@
 
 mod csrf;
 mod headers;
+mod probes;
 
 pub use csrf::SiteOrigin;
 pub use headers::content_security_policy;
+pub use probes::Probes;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -28,8 +30,8 @@ use app::{App, shell};
 pub const SESSION_IDLE: time::Duration = time::Duration::hours(8);
 
 /// The whole web application. `secure_cookies` when users reach it over HTTPS; `site` is where
-/// its pages come from (the cross-site check).
-pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin) -> Router {
+/// its pages come from (the cross-site check); `probes` answer `/readyz` and `/metrics`.
+pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin, probes: Probes) -> Router {
     let routes = generate_route_list(App);
     let sessions = SessionManagerLayer::new(SqlSessionStore::new(state.db.clone()))
         .with_name("lbdesk_session")
@@ -40,7 +42,7 @@ pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin) -> Router
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
+        .merge(probes.router())
         .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, shell))
         .layer(middleware::from_fn(require_session))
@@ -52,19 +54,10 @@ pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin) -> Router
         .with_state(state)
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
-    match sqlx::query("SELECT 1").execute(&state.db.pool).await {
-        Ok(_) => "ready".into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "not ready: database");
-            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable").into_response()
-        }
-    }
-}
-
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || path.starts_with("/pkg/")
+    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/metrics" | "/favicon.svg")
+        || path.starts_with("/pkg/")
 }
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).

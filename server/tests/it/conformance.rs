@@ -231,15 +231,22 @@ async fn strangers_are_unauthorized(t: &Target) {
     assert_eq!(code(&cms.list(&ListParams::default()).await.expect_err("no token")), Some(401));
 }
 
-async fn run_all(t: &Target) {
+/// What every conformant Kubernetes API server guarantees (and kube-rs relies on).
+async fn run_guaranteed(t: &Target) {
     crud_and_conflicts(t).await;
     lists_select_and_page(t).await;
     the_status_subresource_and_generation(t).await;
     finalizers_hold_deletion(t).await;
     watches_resume_from_a_version(t).await;
+    strangers_are_unauthorized(t).await;
+}
+
+/// What only the embedded API promises beyond that. NB: Kubernetes sends bookmarks when it
+/// chooses (none within 70 s was seen on v1.28) and keeps as much history as etcd's compaction
+/// left (a fresh server still answers version "1"), so neither is checked on a real cluster.
+async fn run_embedded_promises(t: &Target) {
     bookmarks_arrive_when_allowed(t).await;
     a_compacted_version_is_gone(t).await;
-    strangers_are_unauthorized(t).await;
 }
 
 async fn embedded(backend: Backend) -> (crate::helpers::Lbdesk, Target) {
@@ -264,10 +271,12 @@ on_both_databases!(the_embedded_api_passes_the_conformance_suite);
 
 async fn the_embedded_api_passes_the_conformance_suite(backend: Backend) {
     let (_lbdesk, target) = embedded(backend).await;
-    run_all(&target).await;
+    run_guaranteed(&target).await;
+    run_embedded_promises(&target).await;
 }
 
-/// The same suite against a real cluster (opt-in: it needs one, and the CRDs applied).
+/// The guaranteed part of the suite against a real cluster (opt-in: it needs one, and the CRDs
+/// applied).
 #[tokio::test]
 #[ignore = "needs a real cluster: set LBDESK_CONFORMANCE_KUBECONFIG"]
 async fn conformance_against_a_real_cluster() {
@@ -280,7 +289,7 @@ async fn conformance_against_a_real_cluster() {
     bad.auth_info = kube::config::AuthInfo { token: Some("not-a-token".to_string().into()), ..Default::default() };
     let stranger = Client::try_from(bad).expect("client");
     let prefix = format!("lbdesk-conf-{:x}", rand::random::<u32>());
-    run_all(&Target { client, stranger, namespace: "default".into(), prefix }).await;
+    run_guaranteed(&Target { client, stranger, namespace: "default".into(), prefix }).await;
 }
 
 on_both_databases!(resource_versions_keep_rising_across_a_restart);

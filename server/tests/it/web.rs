@@ -44,10 +44,15 @@ async fn anonymous_pages_go_to_sign_in_and_server_functions_answer_401(backend: 
     assert_eq!(res.json::<AppError>().await.expect("typed error"), AppError::Unauthorized);
     let res = client.get(format!("{}/login", lbdesk.url)).send().await.expect("request");
     assert_eq!(res.status(), StatusCode::OK);
-    for open in ["/healthz", "/readyz"] {
+    for open in ["/healthz", "/metrics"] {
         let res = client.get(format!("{}{open}", lbdesk.url)).send().await.expect("request");
         assert_eq!(res.status(), StatusCode::OK, "{open}");
     }
+    // Ready once the reconciler's caches have synced.
+    crate::helpers::until("/readyz", 10, || async {
+        client.get(format!("{}/readyz", lbdesk.url)).send().await.is_ok_and(|r| r.status() == StatusCode::OK)
+    })
+    .await;
 }
 
 async fn a_wrong_password_and_an_unknown_user_get_the_same_answer(backend: Backend) {

@@ -23,6 +23,7 @@ use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 mod contention;
 mod faults;
 mod ingresses;
+mod metrics;
 mod upgrade;
 
 const CLUSTER: &str = "acp-region01";

@@ -1,0 +1,50 @@
+//! `/readyz` and `/metrics`: what a load balancer in front of the replicas and Prometheus ask.
+//! Both are public, as `/healthz` is: they say nothing a tenant could not see, and name no
+//! secret.
+
+use std::sync::Arc;
+
+use app::ssr::AppState;
+use app::ssr::db::Db;
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{StatusCode, header};
+
+use crate::metrics::Metrics;
+use crate::reconciler::Context;
+
+/// What the probes read.
+#[derive(Clone)]
+pub struct Probes {
+    pub db: Db,
+    pub metrics: Arc<Metrics>,
+    /// The reconciler's context, when this process runs one.
+    pub reconciler: Option<Arc<Context>>,
+}
+
+impl Probes {
+    pub(super) fn router(self) -> Router<AppState> {
+        Router::new().route("/readyz", get(readyz)).route("/metrics", get(metrics)).with_state(self)
+    }
+}
+
+/// Ready once the database answers and, when this process runs the reconciler, its caches
+/// have synced. NB: a process that runs no reconciler serves pages and server functions,
+/// which read the API directly: it is ready with its database.
+async fn readyz(State(probes): State<Probes>) -> Response {
+    if let Err(e) = sqlx::query("SELECT 1").execute(&probes.db.pool).await {
+        tracing::warn!(error = %e, "not ready: database");
+        return (StatusCode::SERVICE_UNAVAILABLE, "database unavailable").into_response();
+    }
+    if probes.reconciler.as_ref().is_some_and(|c| !c.synced()) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "the reconciler's caches are not synced yet").into_response();
+    }
+    "ready".into_response()
+}
+
+async fn metrics(State(probes): State<Probes>) -> Response {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(header::CONTENT_TYPE, content_type)], probes.metrics.render()).into_response()
+}

@@ -1,0 +1,58 @@
+//! `/metrics` during a ticket's life: what Prometheus scrapes counts what happened.
+
+use app::domain::crd::Phase;
+use kube::api::PostParams;
+
+use super::{loadbalancer, ticket, wait_phase, world};
+use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+
+/// The value of the sample `line` starts (its name and labels) in the scraped `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+async fn scrape(url: &str) -> String {
+    let res = reqwest::get(format!("{url}/metrics")).await.expect("scrape");
+    assert!(res.status().is_success(), "{}", res.status());
+    let kind = res.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    res.text().await.expect("body")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_count_a_tickets_life() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let w = world(&lbdesk).await;
+    until("ready", 10, || async {
+        reqwest::get(format!("{}/readyz", lbdesk.url)).await.is_ok_and(|r| r.status().is_success())
+    })
+    .await;
+    let before = scrape(&lbdesk.url).await;
+    let calls = |text: &str| sample(text, r#"lbdesk_driver_calls_total{hook="request",status="succ"}"#).unwrap_or(0.0);
+    let reconciles =
+        |text: &str| sample(text, r#"lbdesk_reconciles_total{kind="lbticket",result="ok"}"#).unwrap_or(0.0);
+    assert_eq!(sample(&before, "lbdesk_leader"), Some(1.0), "{before}");
+
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    for name in ["m1", "m2"] {
+        w.tickets.create(&PostParams::default(), &ticket(name, None, false)).await.expect("ticket");
+    }
+    for name in ["m1", "m2"] {
+        wait_phase(&w.tickets, name, Phase::Enabled).await;
+    }
+    until("the pairs counted", 10, || async {
+        let text = scrape(&lbdesk.url).await;
+        sample(&text, r#"lbdesk_pairs{loadbalancer="demo",state="used"}"#) == Some(2.0)
+    })
+    .await;
+    let after = scrape(&lbdesk.url).await;
+    assert_eq!(calls(&after) - calls(&before), 2.0, "one approved request per ticket:\n{after}");
+    assert!(reconciles(&after) - reconciles(&before) >= 2.0, "{after}");
+    assert_eq!(sample(&after, r#"lbdesk_pairs{loadbalancer="demo",state="free"}"#), Some(252.0), "{after}");
+    assert!(
+        sample(&after, r#"lbdesk_reconcile_duration_seconds_count{kind="lbticket"}"#).is_some_and(|n| n >= 2.0),
+        "{after}"
+    );
+    assert_eq!(sample(&after, r#"lbdesk_member_cluster_reachable{cluster="acp-region01"}"#), Some(1.0), "{after}");
+    assert!(after.lines().any(|l| l.starts_with(r#"lbdesk_reconcile_queue_depth{kind="lbticket"}"#)), "{after}");
+}
