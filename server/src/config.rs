@@ -149,6 +149,8 @@ pub struct ServeArgs {
     pub own_user: String,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub webhook: crate::webhook::WebhookArgs,
 }
 
 /// An ingress class is the name of an IngressClass: a DNS subdomain.

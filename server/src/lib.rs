@@ -22,3 +22,4 @@ pub mod serve;
 pub mod telemetry;
 pub mod tls;
 pub mod web;
+pub mod webhook;

@@ -3,10 +3,8 @@
 //! simulator by `axum::serve` with `no_delay`.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use axum::Router;
 use axum_server::Handle;
 use axum_server::accept::NoDelayAcceptor;
@@ -70,20 +68,14 @@ pub fn web_tls(args: &HttpArgs) -> anyhow::Result<Option<RustlsConfig>> {
         (None, Some(_)) => anyhow::bail!("--tls-key needs --tls-cert (the certificate chain)"),
         (Some(cert), Some(key)) => (cert, key),
     };
-    let read = |flag: &str, path: &Path| {
-        std::fs::read(path).with_context(|| format!("{flag} {}: could not read the file", path.display()))
-    };
-    let certs = crate::tls::certificates(&read("--tls-cert", cert)?)
-        .with_context(|| format!("--tls-cert {}", cert.display()))?;
-    let private_key =
-        crate::tls::private_key(&read("--tls-key", key)?).with_context(|| format!("--tls-key {}", key.display()))?;
-    let config = crate::tls::server_config_for(certs, private_key)
-        .with_context(|| format!("--tls-cert {} and --tls-key {}", cert.display(), key.display()))?;
+    let config = crate::tls::from_files(("--tls-cert", cert), ("--tls-key", key))?;
     Ok(Some(RustlsConfig::from_config(config)))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     fn args(cert: Option<&Path>, key: Option<&Path>) -> HttpArgs {

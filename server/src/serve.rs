@@ -73,6 +73,10 @@ pub struct Server {
     simulator: Option<(Simulator, tokio::net::TcpListener)>,
     /// The reconciler's context, unless another process runs the reconciler.
     reconciler: Option<Arc<reconciler::Context>>,
+    /// The admission webhook served over HTTPS, when asked for.
+    webhook: Option<crate::webhook::Webhook>,
+    /// Its address.
+    pub webhook_addr: Option<SocketAddr>,
     /// The address it is bound to.
     pub addr: SocketAddr,
     /// The address users reach it at.
@@ -137,6 +141,8 @@ impl Server {
             }
         };
         admission.connect(clusters.mgmt().clone());
+        let webhook = crate::webhook::Webhook::bind(&args.webhook, admission.clone())?;
+        let webhook_addr = webhook.as_ref().map(|w| w.addr()).transpose()?;
         if args.demo && args.mode == Mode::Embedded {
             crate::demo::loadbalancer::seed(clusters.mgmt()).await.context("could not seed the demo load balancer")?;
         }
@@ -207,6 +213,8 @@ impl Server {
             driver_url,
             simulator,
             reconciler,
+            webhook,
+            webhook_addr,
             audit_retention_days: args.audit_retention_days,
         })
     }
@@ -220,6 +228,11 @@ impl Server {
         let listener = self.listener.into_std().context("the web UI's listener")?;
         let web = crate::net::serve(listener, self.router, self.tls, self.idle, handle.clone())
             .context("could not serve the web UI")?;
+        let webhook_handle = axum_server::Handle::new();
+        let webhook = match self.webhook {
+            Some(w) => Some(w.serve(self.idle, webhook_handle.clone()).context("could not serve the webhook")?),
+            None => None,
+        };
         let sessions = app::ssr::session_store::SqlSessionStore::new(self.db.clone());
         let sweeper = tokio::spawn(async move {
             let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
@@ -246,6 +259,11 @@ impl Server {
         });
         let served = web.await.context("the server stopped").and_then(|r| r.context("the server failed"));
         stopper.abort();
+        // NB: the webhook answers until the web UI has stopped: an API server may still ask.
+        webhook_handle.graceful_shutdown(Some(Duration::from_secs(5)));
+        if let Some(task) = webhook {
+            task.await.context("the webhook stopped")?.context("the webhook failed")?;
+        }
         drop(stop_reconciler);
         drop(stop_retention);
         let retained = retention.await.context("the audit retention failed");

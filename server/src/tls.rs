@@ -3,6 +3,7 @@
 //! restarts); the server certificate is signed by it on every start, for the names in use.
 
 use std::net::IpAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -66,6 +67,18 @@ pub fn server_config(pki: &Pki) -> anyhow::Result<Arc<rustls::ServerConfig>> {
 }
 
 /// The certificates of a PEM file, the server's first, then the chain up to its CA.
+/// The server configuration of a certificate chain and key read from files, each given with
+/// the flag that named it (an error names the flag at fault).
+pub fn from_files(cert: (&str, &Path), key: (&str, &Path)) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    let read = |(flag, path): (&str, &Path)| {
+        std::fs::read(path).with_context(|| format!("{flag} {}: could not read the file", path.display()))
+    };
+    let certs = certificates(&read(cert)?).with_context(|| format!("{} {}", cert.0, cert.1.display()))?;
+    let private_key = private_key(&read(key)?).with_context(|| format!("{} {}", key.0, key.1.display()))?;
+    server_config_for(certs, private_key)
+        .with_context(|| format!("{} {} and {} {}", cert.0, cert.1.display(), key.0, key.1.display()))
+}
+
 pub fn certificates(pem: &[u8]) -> anyhow::Result<Vec<CertificateDer<'static>>> {
     let certs = CertificateDer::pem_slice_iter(pem).collect::<Result<Vec<_>, _>>().context("unreadable PEM")?;
     anyhow::ensure!(!certs.is_empty(), "no certificate in it (expected PEM \"BEGIN CERTIFICATE\")");

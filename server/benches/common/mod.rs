@@ -34,6 +34,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: Default::default(),
+        webhook: Default::default(),
     })
 }
 

@@ -80,6 +80,8 @@ pub struct Lbdesk {
     pub simulator: server::driver::sim::Simulator,
     pub clusters: app::ssr::clusters::Clusters,
     pub driver: server::driver::DriverClient,
+    /// Where the admission webhook listens, when asked for.
+    pub webhook_addr: Option<std::net::SocketAddr>,
     /// Panics on the test's runtime since lbdesk started fail the test.
     panics: Watch,
     /// Stops lbdesk when sent to or dropped (as SIGTERM does).
@@ -149,6 +151,8 @@ pub struct Options {
     pub http: server::config::HttpArgs,
     /// The built site (`pkg/`, favicon).
     pub site_root: PathBuf,
+    /// The admission webhook over HTTPS.
+    pub webhook: server::webhook::WebhookArgs,
 }
 
 impl Default for Options {
@@ -162,6 +166,7 @@ impl Default for Options {
             reconciler: true,
             http: Default::default(),
             site_root: PathBuf::from("target/site"),
+            webhook: Default::default(),
         }
     }
 }
@@ -202,6 +207,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: options.http.clone(),
+        webhook: options.webhook.clone(),
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     // NB: the public URL is what users see; the test talks to the bound port.
@@ -210,6 +216,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
     let kubeconfig = server.kubeconfig.clone().expect("embedded mode");
     let simulator = server.simulator().expect("the simulator runs in-process");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
+    let webhook_addr = server.webhook_addr;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // NB: an error that ends lbdesk becomes a panic on the test's runtime, so it fails the test.
     let task = tokio::spawn(async move {
@@ -227,6 +234,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         simulator,
         clusters,
         driver,
+        webhook_addr,
         panics,
         stop: Some(stop),
         task: Some(task),

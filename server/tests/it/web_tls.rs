@@ -14,7 +14,7 @@ use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
 
 /// A CA, and a certificate it signed for 127.0.0.1 and localhost, written as PEM files (the
 /// certificate file holds the chain); returns the CA's PEM.
-fn certificate(dir: &std::path::Path) -> String {
+pub(crate) fn certificate(dir: &std::path::Path) -> String {
     let ca_key = KeyPair::generate().expect("key");
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

@@ -25,6 +25,7 @@ mod faults;
 mod ingresses;
 mod metrics;
 mod upgrade;
+mod webhook;
 
 const CLUSTER: &str = "acp-region01";
 

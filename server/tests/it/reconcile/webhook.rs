@@ -1,0 +1,105 @@
+//! The admission webhook over HTTPS, as a real API server calls it: a greyed change is refused
+//! with the same answer the embedded API gives in-process, an allowed one passes, and a renewed
+//! certificate is served without a restart.
+
+use app::domain::crd::Phase;
+use kube::api::PostParams;
+use serde_json::{Value, json};
+use server::webhook::WebhookArgs;
+
+use super::{loadbalancer, ticket, wait_phase, world};
+use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+use crate::web_tls::certificate;
+
+fn review(old: &Value, new: &Value) -> Value {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "0b9c4d1e-2f3a-4b5c-8d6e-7f8091a2b3c4",
+            "kind": {"group": "ebcpaas.io", "version": "v1", "kind": "Lbticket"},
+            "resource": {"group": "ebcpaas.io", "version": "v1", "resource": "lbtickets"},
+            "name": old["metadata"]["name"],
+            "operation": "UPDATE",
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]},
+            "object": new,
+            "oldObject": old,
+            "dryRun": false
+        }
+    })
+}
+
+fn client(ca: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
+        .build()
+        .expect("client")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_certificate() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let ca = certificate(dir.path());
+    let webhook = WebhookArgs {
+        webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
+        webhook_cert: Some(dir.path().join("cert.pem")),
+        webhook_key: Some(dir.path().join("key.pem")),
+    };
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("hooked", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "hooked", Phase::Enabled).await;
+    let url = format!("https://{}/validate", lbdesk.webhook_addr.expect("the webhook listens"));
+    let old = serde_json::to_value(w.tickets.get("hooked").await.expect("ticket")).expect("json");
+    let https = client(&ca);
+
+    // Asking for another address once Enabled is greyed out on the page; the webhook says no.
+    let mut moved = old.clone();
+    moved["spec"]["veip"] = json!("20.1.0.99");
+    let answer: Value =
+        https.post(&url).json(&review(&old, &moved)).send().await.expect("answers").json().await.expect("json");
+    let response = &answer["response"];
+    assert_eq!(response["uid"], "0b9c4d1e-2f3a-4b5c-8d6e-7f8091a2b3c4", "{answer}");
+    assert_eq!(response["allowed"], false, "{answer}");
+    assert!(response["status"]["code"].as_u64().is_some_and(|c| (400..500).contains(&c)), "{answer}");
+    assert!(
+        response["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Only a request that is Created or Failed can be edited")),
+        "{answer}"
+    );
+    // What the embedded API answers in-process is the same refusal.
+    let mut ticket = w.tickets.get("hooked").await.expect("ticket");
+    ticket.spec.veip = Some("20.1.0.99".into());
+    let refused = w.tickets.replace("hooked", &PostParams::default(), &ticket).await.expect_err("refused");
+    assert!(
+        matches!(&refused, kube::Error::Api(e) if e.code == 403
+            && response["status"]["message"].as_str().is_some_and(|m| e.message.ends_with(&format!("denied the request: {m}")))),
+        "{refused:?} vs {answer}"
+    );
+
+    // An allowed change passes; what is no review is a 400.
+    let mut labelled = old.clone();
+    labelled["metadata"]["annotations"] = json!({"note": "reviewed"});
+    let answer: Value =
+        https.post(&url).json(&review(&old, &labelled)).send().await.expect("answers").json().await.expect("json");
+    assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    let res = https.post(&url).body("{\"kind\": 1}").send().await.expect("answers");
+    assert_eq!(res.status(), reqwest::StatusCode::BAD_REQUEST);
+
+    // A renewed certificate (another CA) is served within seconds, without a restart.
+    let renewed_dir = tempfile::tempdir().expect("temporary directory");
+    let renewed_ca = certificate(renewed_dir.path());
+    for file in ["key.pem", "cert.pem"] {
+        std::fs::copy(renewed_dir.path().join(file), dir.path().join(file)).expect("renew");
+    }
+    let renewed = client(&renewed_ca);
+    until("the renewed certificate", 15, || async {
+        renewed.post(&url).json(&review(&old, &labelled)).send().await.is_ok()
+    })
+    .await;
+    // NB: a new client: the old one's kept-alive connection was made before the renewal.
+    let old_ca = client(&ca);
+    assert!(old_ca.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "the old certificate is gone");
+}
