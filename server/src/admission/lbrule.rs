@@ -20,9 +20,11 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     // NB: a malformed rule is a bad request (400); one that is well-formed but not allowed
     // where it goes is refused (403).
     validate_rule(&review.name, &rule.spec, None).map_err(Denial::invalid_field)?;
-    let tickets: Vec<Lbticket> = admission.list().await?;
+    let own = |t: &Lbticket| t.metadata.name.as_deref() == Some(rule.spec.lbticket.as_str());
+    let namespace = admission.tickets(own).await?.pop().map(|t| t.spec.namespace);
+    let tickets = admission.tickets(|t| Some(&t.spec.namespace) == namespace.as_ref()).await?;
     let rules: Vec<Lbrule> = admission.list().await?;
-    let ticket = tickets.iter().find(|t| t.metadata.name.as_deref() == Some(rule.spec.lbticket.as_str()));
+    let ticket = tickets.iter().find(|t| own(t));
     let usage = match ticket {
         Some(t) => Usage::beside(t, &tickets, &admission.list::<Loadbalancer>().await?, &rules),
         None => Usage::default(),

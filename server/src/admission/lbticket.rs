@@ -57,7 +57,7 @@ async fn services_free(
     lbs: &[Loadbalancer],
     rules: &[Lbrule],
 ) -> Result<(), Denial> {
-    let tickets: Vec<Lbticket> = admission.list().await?;
+    let tickets = admission.tickets(|t| t.spec.namespace == ticket.spec.namespace).await?;
     let name = ticket.metadata.name.as_deref().unwrap_or_default();
     Usage::around(ticket, &tickets, lbs, rules).admit(name, &ticket.spec).map_err(Denial::refused)
 }

@@ -2,7 +2,7 @@
 //! VE, AS3 tenant) when created or changed; the fields tickets rely on locked while in use;
 //! deleted only when no ticket uses it and it is not marked never to be deleted.
 
-use app::domain::crd::{LABEL_DO_NOT_DELETE, Lbticket, Loadbalancer};
+use app::domain::crd::{LABEL_DO_NOT_DELETE, Loadbalancer};
 use app::domain::policy::{lb_deletable, lb_unique, lb_update, tickets_using, validate_lb};
 
 use super::{Admission, Denial, Review};
@@ -21,7 +21,7 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     {
         return Ok(());
     }
-    let tickets: Vec<Lbticket> = admission.list().await?;
+    let tickets = admission.tickets(|t| t.spec.loadbalancer == name).await?;
     let in_use = tickets_using(name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
     match (&new, &old) {
         (Some(n), maybe_old) => {

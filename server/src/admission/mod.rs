@@ -10,8 +10,14 @@ mod lbrule;
 mod lbticket;
 mod loadbalancer;
 
+use std::time::Duration;
+
+use app::domain::crd::Lbticket;
+use futures::StreamExt;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -57,12 +63,24 @@ impl Denial {
 /// management cluster; and the audit entry of each allowed write.
 pub struct Admission {
     mgmt: std::sync::OnceLock<kube::Client>,
+    /// Every Lbticket, kept current by a watch from `connect` on (an informer's cache, as
+    /// webhooks keep one): the checks read a namespace's or a load balancer's tickets on
+    /// every write, and listing 10,000 tickets each time costs more than the write.
+    tickets: std::sync::OnceLock<(Store<Lbticket>, tokio::task::AbortHandle)>,
     /// The accounts (who a writer is) and the audit log.
     db: Db,
     /// The user lbdesk itself writes as: neither authorized nor audited here.
     own_user: String,
     /// How the reviewed writes reach lbdesk: in-process from the embedded API, or as a webhook.
     via: Via,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        if let Some((_, watch)) = self.tickets.get() {
+            watch.abort();
+        }
+    }
 }
 
 /// A write under review, as each kind's checks read it.
@@ -98,12 +116,33 @@ fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, Denial> {
 impl Admission {
     /// Admission over `db`, for writes arriving `via`, lbdesk's own being `own_user`'s.
     pub fn new(db: Db, own_user: impl Into<String>, via: Via) -> Admission {
-        Admission { mgmt: Default::default(), db, own_user: own_user.into(), via }
+        Admission { mgmt: Default::default(), tickets: Default::default(), db, own_user: own_user.into(), via }
     }
 
-    /// Gives the checks their view of the management cluster (set once it can be reached).
+    /// Gives the checks their view of the management cluster (set once it can be reached), and
+    /// starts the watch of its tickets.
     pub fn connect(&self, mgmt: kube::Client) {
-        let _ = self.mgmt.set(mgmt);
+        if self.mgmt.set(mgmt.clone()).is_err() {
+            return;
+        }
+        let (reader, writer) = reflector::store();
+        let watch = reflector::reflector(writer, watcher(kube::Api::<Lbticket>::all(mgmt), Default::default()))
+            .default_backoff()
+            .for_each(|_| async {});
+        let _ = self.tickets.set((reader, tokio::spawn(watch).abort_handle()));
+    }
+
+    /// The tickets that `keep` keeps, from the watch's cache (none before `connect`).
+    /// NB: a ticket written a moment ago may not be in it yet, as with any webhook reading an
+    /// informer; two writes racing were never ordered by a list either.
+    async fn tickets(&self, keep: impl Fn(&Lbticket) -> bool) -> Result<Vec<Lbticket>, Denial> {
+        let Some((store, _)) = self.tickets.get() else { return Ok(Vec::new()) };
+        let unavailable = || Denial { code: 500, message: "admission could not read the management cluster".into() };
+        match tokio::time::timeout(Duration::from_secs(10), store.wait_until_ready()).await {
+            Ok(Ok(())) => {}
+            _ => return Err(unavailable()),
+        }
+        Ok(store.state().iter().filter(|t| keep(t)).map(|t| (**t).clone()).collect())
     }
 
     /// Every object of a kind in the management cluster (none before `connect`).
