@@ -22,6 +22,7 @@ use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
 mod contention;
 mod faults;
+mod halves;
 mod ingresses;
 mod metrics;
 mod upgrade;
