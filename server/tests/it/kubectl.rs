@@ -9,20 +9,20 @@ use serde_json::json;
 
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk, spawn_lbdesk_with};
 
-struct Kubectl {
+pub(crate) struct Kubectl {
     kubeconfig: std::path::PathBuf,
     cache: tempfile::TempDir,
 }
 
 impl Kubectl {
-    fn new(lbdesk: &Lbdesk, dir: &tempfile::TempDir) -> Kubectl {
+    pub(crate) fn new(lbdesk: &Lbdesk, dir: &tempfile::TempDir) -> Kubectl {
         let kubeconfig = dir.path().join("kubeconfig");
         std::fs::write(&kubeconfig, serde_yaml::to_string(&lbdesk.kubeconfig).expect("yaml")).expect("write");
         Kubectl { kubeconfig, cache: tempfile::tempdir().expect("cache dir") }
     }
 
     /// Runs kubectl; (success, stdout, stderr).
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    pub(crate) fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
         use std::io::Write;
         let mut cmd = Command::new("kubectl");
         cmd.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(self.cache.path()).args(args);

@@ -12,6 +12,7 @@ mod ingresses;
 mod kubectl;
 mod listeners;
 mod log_capture;
+mod manifests;
 mod panics;
 mod reconcile;
 mod reflector;

@@ -1,0 +1,227 @@
+//! The manifests in `deploy/`: every object is read into its k8s-openapi type with nothing left
+//! over (a misspelt field would be dropped), says what production needs (replicas, probes,
+//! resources, a non-root read-only container, a webhook that fails closed within Kubernetes'
+//! timeout), grants what the README lists and nothing more; kubectl takes the kinds the
+//! embedded API serves, and they are applied to it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::core::DynamicObject;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::helpers::{Backend, Options, spawn_lbdesk_with};
+use crate::kubectl::Kubectl;
+
+fn deploy() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+/// Every YAML file under `deploy/`, with each of its documents.
+fn documents() -> Vec<(String, Value)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![deploy()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("deploy/").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let name = path.strip_prefix(deploy()).expect("under deploy/").display().to_string();
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let value: Value = Value::deserialize(doc).unwrap_or_else(|e| panic!("{name}: {e}"));
+            if !value.is_null() {
+                out.push((name.clone(), value));
+            }
+        }
+    }
+    out
+}
+
+/// `value` read as `K`, and written back the same: nothing was dropped on the way.
+fn typed<K: DeserializeOwned + serde::Serialize>(file: &str, value: &Value) -> K {
+    let object: K = serde_path_to_error::deserialize(value).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let back = serde_json::to_value(&object).expect("serialises");
+    assert_eq!(&back, value, "{file}: a field k8s-openapi does not know, or a wrong type");
+    object
+}
+
+/// Every object of the manifests, by kind, typed.
+#[derive(Default)]
+struct Manifests {
+    deployments: Vec<Deployment>,
+    cluster_roles: Vec<ClusterRole>,
+    roles: Vec<Role>,
+    webhooks: Vec<ValidatingWebhookConfiguration>,
+    pdbs: Vec<PodDisruptionBudget>,
+    crds: Vec<CustomResourceDefinition>,
+    kinds: BTreeMap<String, usize>,
+}
+
+fn manifests() -> Manifests {
+    let mut m = Manifests::default();
+    for (file, value) in documents() {
+        let kind = value["kind"].as_str().unwrap_or_default().to_string();
+        let api_version = value["apiVersion"].as_str().unwrap_or_default();
+        *m.kinds.entry(kind.clone()).or_default() += 1;
+        match kind.as_str() {
+            "Namespace" => drop(typed::<Namespace>(&file, &value)),
+            "ServiceAccount" => drop(typed::<ServiceAccount>(&file, &value)),
+            "Secret" => drop(typed::<Secret>(&file, &value)),
+            "Service" => drop(typed::<Service>(&file, &value)),
+            "ClusterRoleBinding" => drop(typed::<ClusterRoleBinding>(&file, &value)),
+            "RoleBinding" => drop(typed::<RoleBinding>(&file, &value)),
+            "ClusterRole" => m.cluster_roles.push(typed(&file, &value)),
+            "Role" => m.roles.push(typed(&file, &value)),
+            "Deployment" => m.deployments.push(typed(&file, &value)),
+            "PodDisruptionBudget" => m.pdbs.push(typed(&file, &value)),
+            "ValidatingWebhookConfiguration" => m.webhooks.push(typed(&file, &value)),
+            "CustomResourceDefinition" => m.crds.push(typed(&file, &value)),
+            // cert-manager's kinds: no k8s-openapi type; read as any object.
+            "Issuer" | "Certificate" if api_version == "cert-manager.io/v1" => {
+                drop(typed::<DynamicObject>(&file, &value))
+            }
+            other => panic!("{file}: {other} is not a kind the manifests should hold"),
+        }
+    }
+    m
+}
+
+#[test]
+fn every_manifest_is_a_well_formed_object_of_its_kind() {
+    let m = manifests();
+    for kind in ["Namespace", "ServiceAccount", "ClusterRole", "Role", "Deployment", "Service"] {
+        assert!(m.kinds.contains_key(kind), "{kind} in deploy/: {:?}", m.kinds);
+    }
+    assert_eq!(m.crds.len(), 4, "the four CRDs");
+    assert_eq!(m.pdbs.len(), 1);
+}
+
+#[test]
+fn the_deployments_are_made_for_production() {
+    let m = manifests();
+    let replicas = |name: &str| {
+        let d = m.deployments.iter().find(|d| d.metadata.name.as_deref() == Some(name)).expect(name);
+        d.spec.replicas
+    };
+    assert_eq!(replicas("lbdesk-web"), Some(2), "two web replicas");
+    assert_eq!(replicas("lbdesk-reconciler"), Some(1), "exactly one reconciler");
+    for d in &m.deployments {
+        let name = d.metadata.name.clone().unwrap_or_default();
+        let spec = &d.spec;
+        if name == "lbdesk-reconciler" {
+            let strategy = spec.strategy.as_ref().and_then(|s| s.type_.as_deref());
+            assert_eq!(strategy, Some("Recreate"), "the old reconciler stops before a new one starts");
+        }
+        let pod = spec.template.spec.as_ref().expect("pod spec");
+        assert_eq!(pod.service_account_name.as_deref(), Some("lbdesk"));
+        let pod_security = pod.security_context.as_ref().expect("pod security");
+        assert_eq!(pod_security.run_as_non_root, Some(true), "{name}");
+        for c in &pod.containers {
+            let probe_path = |p: &Option<k8s_openapi::api::core::v1::Probe>| {
+                p.as_ref().and_then(|p| p.http_get.as_ref()).and_then(|h| h.path.clone())
+            };
+            assert_eq!(probe_path(&c.readiness_probe).as_deref(), Some("/readyz"), "{name}");
+            assert_eq!(probe_path(&c.liveness_probe).as_deref(), Some("/healthz"), "{name}");
+            let resources = c.resources.as_ref().expect("resources");
+            assert!(resources.requests.is_some() && resources.limits.is_some(), "{name}: requests and limits");
+            let security = c.security_context.as_ref().expect("container security");
+            assert_eq!(security.read_only_root_filesystem, Some(true), "{name}");
+            assert_eq!(security.allow_privilege_escalation, Some(false), "{name}");
+            let args = c.args.clone().unwrap_or_default();
+            assert!(args.contains(&"--mode=cluster".to_string()), "{name}: {args:?}");
+            let env: Vec<&str> = c.env.iter().flatten().map(|e| e.name.as_str()).collect();
+            assert!(env.contains(&"DATABASE_URL"), "{name}: shares PostgreSQL");
+        }
+    }
+}
+
+#[test]
+fn the_webhook_fails_closed_within_kubernetes_timeout_for_every_lbdesk_kind() {
+    let m = manifests();
+    let [vwc] = m.webhooks.as_slice() else { panic!("one ValidatingWebhookConfiguration") };
+    for hook in vwc.webhooks.iter().flatten() {
+        assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(hook.side_effects, "None");
+        assert!(hook.timeout_seconds.is_some_and(|t| (1..=30).contains(&t)));
+        assert_eq!(hook.admission_review_versions, ["v1"]);
+        let service = hook.client_config.service.as_ref().expect("a Service");
+        assert_eq!(service.path.as_deref(), Some("/validate"));
+        let resources: Vec<&String> = hook.rules.iter().flatten().flat_map(|r| r.resources.iter().flatten()).collect();
+        for crd in &m.crds {
+            assert!(resources.contains(&&crd.spec.names.plural), "{} is reviewed", crd.spec.names.plural);
+        }
+    }
+}
+
+#[test]
+fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
+    let m = manifests();
+    let lbdesk = m.cluster_roles.iter().find(|r| r.metadata.name.as_deref() == Some("lbdesk")).expect("lbdesk");
+    let mut granted: Vec<String> = Vec::new();
+    for rule in lbdesk.rules.iter().flatten() {
+        for group in rule.api_groups.iter().flatten() {
+            for resource in rule.resources.iter().flatten() {
+                granted.push(format!("{group}/{resource}: {}", rule.verbs.join(",")));
+            }
+        }
+    }
+    granted.sort();
+    let all = "get,list,watch,create,update,patch,delete";
+    let mut wanted = vec![
+        "/events: create,patch".to_string(),
+        format!("ebcpaas.io/lbaddresses: {all}"),
+        format!("ebcpaas.io/lbrules: {all}"),
+        "ebcpaas.io/lbrules/status: get,update,patch".into(),
+        format!("ebcpaas.io/lbtickets: {all}"),
+        "ebcpaas.io/lbtickets/status: get,update,patch".into(),
+        format!("ebcpaas.io/loadbalancers: {all}"),
+        "ebcpaas.io/loadbalancers/status: get,update,patch".into(),
+        "events.k8s.io/events: create,patch".into(),
+    ];
+    wanted.sort();
+    assert_eq!(granted, wanted);
+    let secrets = m.roles.iter().find(|r| r.metadata.namespace.as_deref() == Some("lbdesk-system")).expect("role");
+    let resources: Vec<&String> = secrets.rules.iter().flatten().flat_map(|r| r.resources.iter().flatten()).collect();
+    assert_eq!(resources, ["secrets"], "Secrets in lbdesk-system only");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_takes_the_manifests_the_embedded_api_can_hold() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = Kubectl::new(&lbdesk, &dir);
+    let files: Vec<String> = ["namespace.yaml", "service.yaml", "secrets.example.yaml"]
+        .iter()
+        .map(|f| deploy().join(f).display().to_string())
+        .collect();
+    let mut args = vec!["apply", "--dry-run=client"];
+    for f in &files {
+        args.extend(["-f", f.as_str()]);
+    }
+    let (ok, out, err) = k.run(&args, None);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("service/lbdesk created (dry run)"), "{out}");
+    args.retain(|a| *a != "--dry-run=client");
+    let (ok, out, err) = k.run(&args, None);
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) =
+        k.run(&["get", "service", "lbdesk", "-n", "lbdesk-system", "-o", "jsonpath={.spec.ports[*].name}"], None);
+    assert!(ok && out == "http webhook", "{out}{err}");
+}
