@@ -85,6 +85,11 @@ pub struct KubeconfigArgs {
     /// The management cluster's name.
     #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
     pub mgmt_cluster: String,
+    /// Print lbdesk's own token instead of the admin's: for lbdesk processes in cluster mode
+    /// against this embedded API, whose writes are then lbdesk's own (as its ServiceAccount's
+    /// are on a real cluster).
+    #[arg(long)]
+    pub as_lbdesk: bool,
 }
 
 /// Options of `lbdesk serve`.
@@ -140,6 +145,13 @@ pub struct ServeArgs {
     /// Serve without the reconciler (another process runs it).
     #[arg(long, env = "LBDESK_NO_RECONCILER")]
     pub no_reconciler: bool,
+    /// Run the reconciler only while this replica holds the Lease `lbdesk-reconciler` (several
+    /// replicas, one reconciler).
+    #[arg(long, env = "LBDESK_LEADER_ELECT", conflicts_with = "no_reconciler")]
+    pub leader_elect: bool,
+    /// The namespace of the management cluster holding the leader election's Lease.
+    #[arg(long, env = "LBDESK_LEASE_NAMESPACE", default_value = "lbdesk-system")]
+    pub lease_namespace: String,
     /// Days the audit log keeps an entry (purged hourly); 0 keeps every entry.
     #[arg(long, env = "LBDESK_AUDIT_RETENTION_DAYS", default_value_t = 365)]
     pub audit_retention_days: u64,

@@ -65,7 +65,8 @@ pub fn api_url(local: SocketAddr) -> String {
 pub async fn print_kubeconfig(args: &KubeconfigArgs) -> anyhow::Result<()> {
     let db = Db::connect(&args.store.database_url()?).await.context("could not open the database")?;
     let not_yet = "nothing to connect to yet: start `lbdesk serve` once with these settings first";
-    let token = admin_token(&db).await?.context(not_yet)?;
+    let setting = if args.as_lbdesk { OWN_TOKEN } else { ADMIN_TOKEN };
+    let token = db.setting(setting).await.context("could not read the token")?.context(not_yet)?;
     let ca = crate::tls::ca_pem(&db).await?.context(not_yet)?;
     let clusters: Vec<String> =
         CLUSTERS.iter().map(|(c, _)| if *c == "mgmt" { args.mgmt_cluster.clone() } else { c.to_string() }).collect();

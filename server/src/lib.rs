@@ -13,6 +13,7 @@ pub mod crdgen;
 pub mod demo;
 pub mod driver;
 pub mod embedded;
+pub mod leader;
 pub mod metrics;
 pub mod net;
 pub mod reconciler;

@@ -73,6 +73,8 @@ pub struct Server {
     simulator: Option<(Simulator, tokio::net::TcpListener)>,
     /// The reconciler's context, unless another process runs the reconciler.
     reconciler: Option<Arc<reconciler::Context>>,
+    /// The Lease the reconciler runs under, with `--leader-elect`.
+    election: Option<crate::leader::Election>,
     /// The admission webhook served over HTTPS, when asked for.
     webhook: Option<crate::webhook::Webhook>,
     /// Its address.
@@ -213,6 +215,15 @@ impl Server {
             driver_url,
             simulator,
             reconciler,
+            election: args.leader_elect.then(|| crate::leader::Election {
+                namespace: args.lease_namespace.clone(),
+                lease: "lbdesk-reconciler".into(),
+                identity: format!(
+                    "{}-{}",
+                    std::env::var("HOSTNAME").unwrap_or_else(|_| "lbdesk".into()),
+                    &uuid::Uuid::new_v4().simple().to_string()[..8]
+                ),
+            }),
             webhook,
             webhook_addr,
             audit_retention_days: args.audit_retention_days,
@@ -246,10 +257,12 @@ impl Server {
         let simulator = self.simulator.map(|(sim, listener)| tokio::spawn(sim.serve(listener)));
         // NB: dropping the sender stops the reconciler, also when this future is dropped.
         let (stop_reconciler, reconciler_stopped) = tokio::sync::oneshot::channel::<()>();
-        let reconciler = self.reconciler.map(|ctx| {
-            tokio::spawn(reconciler::run(ctx, async move {
+        let mgmt = self.clusters.mgmt().clone();
+        let reconciler = self.reconciler.map(|ctx| match self.election {
+            Some(election) => tokio::spawn(crate::leader::lead(ctx, mgmt, election, reconciler_stopped)),
+            None => tokio::spawn(reconciler::run(ctx, async move {
                 let _ = reconciler_stopped.await;
-            }))
+            })),
         });
         let (stop_retention, retention_stopped) = tokio::sync::oneshot::channel::<()>();
         let retention = tokio::spawn(keep_audit(self.db.clone(), self.audit_retention_days, retention_stopped));

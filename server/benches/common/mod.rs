@@ -31,6 +31,8 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         ensure_interval: 3600,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: true,
+        leader_elect: false,
+        lease_namespace: "lbdesk-system".into(),
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: Default::default(),

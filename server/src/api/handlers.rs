@@ -180,6 +180,9 @@ pub async fn create(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         check_name(kind, &name)?;
         let mut new = obj.clone();
         prepare_new(kind, &mut new, &namespace, &name);
+        if let (Some(fields), Some(meta)) = (&call.managed_fields, object::metadata(&mut new)) {
+            meta.insert("managedFields".into(), fields.clone());
+        }
         admit(api, call, objects, Operation::Create, Some(&new), None).await?;
         let written = api
             .store
@@ -237,15 +240,21 @@ fn updated(kind: &Kind, status_only: bool, current: &Value, incoming: Value) -> 
     let spec_changed = object::without_meta_and_status(&next) != object::without_meta_and_status(current);
     let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + i64::from(spec_changed);
     if let Some(meta) = object::metadata(&mut next) {
-        for kept in ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"]
-        {
+        for kept in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+        ] {
             match current["metadata"].get(kept) {
                 Some(v) => meta.insert(kept.into(), v.clone()),
                 None => meta.remove(kept),
             };
         }
         meta.insert("generation".into(), json!(generation));
-        meta.remove("managedFields");
     }
     next
 }
@@ -253,11 +262,12 @@ fn updated(kind: &Kind, status_only: bool, current: &Value, incoming: Value) -> 
 /// Shared by PUT and PATCH: compute, admit, and compare-and-swap on the resourceVersion seen.
 /// `precondition` is the resourceVersion the client asked for, if any (a mismatch is a 409);
 /// without one, a concurrent write is retried on the fresh object.
-async fn update(
+pub(super) async fn update(
     api: &Api,
     call: &Call,
     objects: &Objects,
     mut next_of: impl FnMut(&Value) -> Result<(Value, Option<i64>), ApiError>,
+    own: impl Fn(&Value, &mut Value),
 ) -> Result<Response, ApiError> {
     refuse_dry_run(call)?;
     let kind = objects.kind;
@@ -283,7 +293,8 @@ async fn update(
         if precondition.is_some_and(|p| Some(p) != seen) {
             return Err(conflict(kind, &name));
         }
-        let next = updated(kind, objects.status, &current, incoming);
+        let mut next = updated(kind, objects.status, &current, incoming);
+        own(&current, &mut next);
         admit(api, call, objects, Operation::Update, Some(&next), Some(&current)).await?;
         let gone = object::meta_str(&next, "deletionTimestamp").is_some() && object::finalizers(&next).is_empty();
         let result = api
@@ -315,20 +326,24 @@ pub async fn replace(api: &Api, call: &Call, objects: &Objects) -> Result<Respon
         .transpose()?;
     // NB: taken, not copied (a Loadbalancer's status can be 150 KB); a retry reads it again.
     let mut sent = Some(incoming);
-    update(api, call, objects, |_| Ok((sent.take().map_or_else(|| call.json(), Ok)?, precondition))).await
+    update(
+        api,
+        call,
+        objects,
+        |_| Ok((sent.take().map_or_else(|| call.json(), Ok)?, precondition)),
+        |current, next| super::apply::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
+    )
+    .await
 }
 
-/// PATCH: JSON merge patch (strategic merge is read as merge) and JSON patch.
+/// PATCH: JSON merge patch (strategic merge is read as merge), JSON patch, and server-side
+/// apply (`apply`).
 pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
     let media = call.content_type.split(';').next().unwrap_or("").trim();
     let json_patch = match media {
         "application/merge-patch+json" | "application/strategic-merge-patch+json" => false,
         "application/json-patch+json" => true,
-        "application/apply-patch+yaml" => {
-            return Err(ApiError::UnsupportedMediaType(
-                "server-side apply is not supported by the embedded API; use a merge patch or replace".into(),
-            ));
-        }
+        "application/apply-patch+yaml" => return super::apply::handle(api, call, objects).await,
         other => return Err(ApiError::UnsupportedMediaType(format!("unsupported patch type {other:?}"))),
     };
     let patch: Value = call.json()?;
@@ -343,20 +358,26 @@ pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response
     // NB: a merge patch that carries a resourceVersion makes it a precondition, as in Kubernetes.
     let precondition = patch.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str);
     let precondition: Option<i64> = precondition.and_then(|v| v.parse().ok());
-    update(api, call, objects, |current| {
-        let mut doc = current.clone();
-        match &ops {
-            Some(ops) => {
-                json_patch::patch(&mut doc, &absent_tests_pass(current, ops)).map_err(|e| ApiError::Invalid {
-                    kind: objects.kind.kind.into(),
-                    name: objects.name.clone().unwrap_or_default(),
-                    causes: vec![("patch".into(), e.to_string())],
-                })?
+    update(
+        api,
+        call,
+        objects,
+        |current| {
+            let mut doc = current.clone();
+            match &ops {
+                Some(ops) => {
+                    json_patch::patch(&mut doc, &absent_tests_pass(current, ops)).map_err(|e| ApiError::Invalid {
+                        kind: objects.kind.kind.into(),
+                        name: objects.name.clone().unwrap_or_default(),
+                        causes: vec![("patch".into(), e.to_string())],
+                    })?
+                }
+                None => json_patch::merge(&mut doc, &patch),
             }
-            None => json_patch::merge(&mut doc, &patch),
-        }
-        Ok((doc, precondition))
-    })
+            Ok((doc, precondition))
+        },
+        |current, next| super::apply::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
+    )
     .await
 }
 

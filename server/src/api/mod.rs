@@ -5,6 +5,7 @@
 //! status subresource, admission). Everything in lbdesk reaches it through `kube::Client`.
 
 mod admission;
+mod apply;
 mod handlers;
 pub mod object;
 mod prepare;
@@ -156,6 +157,8 @@ pub struct Call {
     pub table: bool,
     pub content_type: String,
     pub body: Vec<u8>,
+    /// The managed fields the server computed for an object an apply creates.
+    pub managed_fields: Option<Value>,
 }
 
 impl Call {
@@ -219,8 +222,15 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let query: HashMap<String, String> =
         Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
-    let call =
-        Call { cluster: cluster.to_string(), user, query, table: accept.contains("as=Table"), content_type, body };
+    let call = Call {
+        cluster: cluster.to_string(),
+        user,
+        query,
+        table: accept.contains("as=Table"),
+        content_type,
+        body,
+        managed_fields: None,
+    };
     let watching = matches!(call.param("watch"), Some("true" | "1"));
     match (method, objects.name.is_some()) {
         (Method::GET, false) if watching => watch::watch(api, &call, &objects).await,

@@ -96,11 +96,11 @@ struct Versions {
 pub struct Store {
     db: Db,
     /// Serialises writes; holds the clusters' versions.
-    write: tokio::sync::Mutex<HashMap<String, Versions>>,
+    write: Arc<tokio::sync::Mutex<HashMap<String, Versions>>>,
     /// A copy of the versions for readers (lists, watches), updated after each commit.
-    versions: Mutex<HashMap<String, Versions>>,
+    versions: Arc<Mutex<HashMap<String, Versions>>>,
     tokens: Mutex<HashMap<String, String>>,
-    feeds: Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>,
+    feeds: Arc<Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>>,
     /// How many events each cluster's log keeps; older resourceVersions answer 410 Gone.
     history: i64,
 }
@@ -114,14 +114,79 @@ pub fn parse_labels(text: &str) -> BTreeMap<String, String> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// Writes `event`'s object (or deletes it) and the event itself in one transaction, compacting
+/// the log now and then; returns the cluster's versions after it.
+async fn commit(db: &Db, cluster: &str, event: &Event, versions: Versions, history: i64) -> Result<Versions, ApiError> {
+    let mut tx = db.pool.begin().await?;
+    let rv = event.rv;
+    if event.type_ == EventType::Deleted {
+        sqlx::query("DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4")
+            .bind(cluster)
+            .bind(&event.resource)
+            .bind(&event.namespace)
+            .bind(&event.name)
+            .execute(&mut *tx)
+            .await?;
+    } else {
+        sqlx::query(
+            "INSERT INTO k8s_objects (cluster, resource, namespace, name, rv, labels, body) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (cluster, resource, namespace, name) DO UPDATE SET rv = excluded.rv, labels = excluded.labels, body = excluded.body",
+        )
+        .bind(cluster)
+        .bind(&event.resource)
+        .bind(&event.namespace)
+        .bind(&event.name)
+        .bind(rv)
+        .bind(labels_text(&event.labels))
+        .bind(&*event.body)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query(
+        "INSERT INTO k8s_events (cluster, rv, resource, namespace, name, type, labels, prev_labels, body) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(cluster)
+    .bind(rv)
+    .bind(&event.resource)
+    .bind(&event.namespace)
+    .bind(&event.name)
+    .bind(event.type_.as_str())
+    .bind(labels_text(&event.labels))
+    .bind(labels_text(&event.prev_labels))
+    .bind(&*event.body)
+    .execute(&mut *tx)
+    .await?;
+    let floor = rv - history;
+    let mut next = Versions { last: rv, compacted: versions.compacted };
+    // NB: the last version needs no write of its own: the event carries it. The row is
+    // updated when the log is compacted, which must be durable.
+    if floor > versions.compacted && rv % 64 == 0 {
+        sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
+            .bind(cluster)
+            .bind(floor)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
+            .bind(cluster)
+            .bind(rv)
+            .bind(floor)
+            .execute(&mut *tx)
+            .await?;
+        next.compacted = floor;
+    }
+    tx.commit().await?;
+    Ok(next)
+}
+
 impl Store {
     pub fn new(db: Db, history: i64) -> Store {
         Store {
             db,
-            write: tokio::sync::Mutex::new(HashMap::new()),
-            versions: Mutex::new(HashMap::new()),
+            write: Arc::default(),
+            versions: Arc::default(),
             tokens: Mutex::new(HashMap::new()),
-            feeds: Mutex::new(HashMap::new()),
+            feeds: Arc::default(),
             history: history.max(1),
         }
     }
@@ -283,7 +348,7 @@ impl Store {
         read: Option<Value>,
         decide: impl FnOnce(Option<&Value>) -> Result<Change, ApiError>,
     ) -> Result<Arc<str>, ApiError> {
-        let mut serialised = self.write.lock().await;
+        let serialised = self.write.clone().lock_owned().await;
         let versions = match serialised.get(key.cluster) {
             Some(v) => *v,
             None => self
@@ -308,75 +373,11 @@ impl Store {
                 return Err(ApiError::NotFound { kind: key.resource.into(), name: key.name.into() });
             }
         };
-        let mut tx = self.db.pool.begin().await?;
         let rv = versions.last + 1;
         object::set_resource_version(&mut object, rv);
         let labels = object::labels(&object);
         let body: Arc<str> = object.to_string().into();
-        if type_ == EventType::Deleted {
-            sqlx::query(
-                "DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4",
-            )
-            .bind(key.cluster)
-            .bind(key.resource)
-            .bind(key.namespace)
-            .bind(key.name)
-            .execute(&mut *tx)
-            .await?;
-        } else {
-            sqlx::query(
-                "INSERT INTO k8s_objects (cluster, resource, namespace, name, rv, labels, body) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (cluster, resource, namespace, name) DO UPDATE SET rv = excluded.rv, labels = excluded.labels, body = excluded.body",
-            )
-            .bind(key.cluster)
-            .bind(key.resource)
-            .bind(key.namespace)
-            .bind(key.name)
-            .bind(rv)
-            .bind(labels_text(&labels))
-            .bind(&*body)
-            .execute(&mut *tx)
-            .await?;
-        }
-        sqlx::query(
-            "INSERT INTO k8s_events (cluster, rv, resource, namespace, name, type, labels, prev_labels, body) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .bind(key.cluster)
-        .bind(rv)
-        .bind(key.resource)
-        .bind(key.namespace)
-        .bind(key.name)
-        .bind(type_.as_str())
-        .bind(labels_text(&labels))
-        .bind(labels_text(&prev_labels))
-        .bind(&*body)
-        .execute(&mut *tx)
-        .await?;
-        let floor = rv - self.history;
-        let mut next = Versions { last: rv, compacted: versions.compacted };
-        // NB: the last version needs no write of its own: the event carries it. The row is
-        // updated when the log is compacted, which must be durable.
-        if floor > versions.compacted && rv % 64 == 0 {
-            sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
-                .bind(key.cluster)
-                .bind(floor)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
-                .bind(key.cluster)
-                .bind(rv)
-                .bind(floor)
-                .execute(&mut *tx)
-                .await?;
-            next.compacted = floor;
-        }
-        tx.commit().await?;
-        serialised.insert(key.cluster.to_string(), next);
-        if let Ok(mut cache) = self.versions.lock() {
-            cache.insert(key.cluster.to_string(), next);
-        }
-        let event = Arc::new(Event {
+        let event = Event {
             rv,
             resource: key.resource.into(),
             namespace: key.namespace.into(),
@@ -384,13 +385,28 @@ impl Store {
             type_,
             labels,
             prev_labels,
-            body: body.clone(),
+            body,
+        };
+        let cluster = key.cluster.to_string();
+        let (db, history, cache, feeds) = (self.db.clone(), self.history, self.versions.clone(), self.feeds.clone());
+        // NB: committed and published on a task of its own, holding the write lock: a request
+        // whose client goes away (its handler dropped) cannot leave a write committed but its
+        // version not counted, or its event not sent.
+        let commit = tokio::spawn(async move {
+            let mut serialised = serialised;
+            let next = commit(&db, &cluster, &event, versions, history).await?;
+            serialised.insert(cluster.clone(), next);
+            if let Ok(mut cache) = cache.lock() {
+                cache.insert(cluster.clone(), next);
+            }
+            let body = event.body.clone();
+            // NB: sent while still serialised, so every watcher sees events in resourceVersion order.
+            if let Some(feed) = feeds.lock().ok().and_then(|f| f.get(&cluster).cloned()) {
+                let _ = feed.send(Arc::new(event));
+            }
+            Ok::<_, ApiError>(body)
         });
-        // NB: sent while still serialised, so every watcher sees events in resourceVersion order.
-        if let Some(feed) = self.feeds.lock().ok().and_then(|f| f.get(key.cluster).cloned()) {
-            let _ = feed.send(event);
-        }
-        Ok(body)
+        commit.await.map_err(|e| ApiError::internal("a write was interrupted", e))?
     }
 
     /// The live feed of a cluster's events.

@@ -119,7 +119,8 @@ pub struct Context {
     pub counters: Counters,
     /// What `/metrics` exports.
     pub metrics: Arc<Metrics>,
-    /// The run under way has every cache listed (for `/readyz`).
+    /// A run is under way, and it has every cache listed (for `/readyz`).
+    running: AtomicBool,
     synced: AtomicBool,
     /// The caches of the run under way.
     caches: std::sync::RwLock<Caches>,
@@ -158,6 +159,7 @@ impl Context {
             config,
             counters: Counters::default(),
             metrics: Arc::default(),
+            running: AtomicBool::new(false),
             synced: AtomicBool::new(false),
             caches: std::sync::RwLock::new(caches),
             ledger: Default::default(),
@@ -175,9 +177,10 @@ impl Context {
         Context { metrics, ..self }
     }
 
-    /// Whether a run is under way with every cache listed.
-    pub fn synced(&self) -> bool {
-        self.synced.load(Ordering::Relaxed)
+    /// Whether no run is under way, or the one under way has every cache listed: a replica
+    /// that does not lead is ready with its pages.
+    pub fn ready(&self) -> bool {
+        !self.running.load(Ordering::Relaxed) || self.synced.load(Ordering::Relaxed)
     }
 
     /// Calls the driver, counting the call by hook and answer.
@@ -280,6 +283,7 @@ where
 /// last sync always sees the last change: no stale view can have the last word.
 pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
     let shutdown: Shutdown = shutdown.boxed().shared();
+    ctx.running.store(true, Ordering::Relaxed);
     let mgmt = ctx.clusters.mgmt().clone();
     let wake = ctx.sync_requests.clone();
     let (tickets, ticket_changes) = cache(Api::all(mgmt.clone()), wake.clone(), tenant::placement_changes());
@@ -336,6 +340,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     };
     tokio::join!(rule_cache, ledger, work);
     ctx.synced.store(false, Ordering::Relaxed);
+    ctx.running.store(false, Ordering::Relaxed);
     ctx.metrics.leading(false);
     tracing::info!("reconciler stopped");
 }

@@ -30,15 +30,15 @@ impl Probes {
     }
 }
 
-/// Ready once the database answers and, when this process runs the reconciler, its caches
-/// have synced. NB: a process that runs no reconciler serves pages and server functions,
-/// which read the API directly: it is ready with its database.
+/// Ready once the database answers and, while this process runs the reconciler, its caches
+/// have synced. NB: a process that runs no reconciler (or does not lead) serves pages and
+/// server functions, which read the API directly: it is ready with its database.
 async fn readyz(State(probes): State<Probes>) -> Response {
     if let Err(e) = sqlx::query("SELECT 1").execute(&probes.db.pool).await {
         tracing::warn!(error = %e, "not ready: database");
         return (StatusCode::SERVICE_UNAVAILABLE, "database unavailable").into_response();
     }
-    if probes.reconciler.as_ref().is_some_and(|c| !c.synced()) {
+    if probes.reconciler.as_ref().is_some_and(|c| !c.ready()) {
         return (StatusCode::SERVICE_UNAVAILABLE, "the reconciler's caches are not synced yet").into_response();
     }
     "ready".into_response()

@@ -93,7 +93,17 @@ async fn bad_bodies_get_a_status_and_store_nothing() {
         .await
         .expect("request");
     let (code, status) = status_of(apply).await;
-    assert_eq!(code, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{status}");
+    assert_eq!(code, StatusCode::BAD_REQUEST, "an apply names its field manager: {status}");
+    assert!(status.to_string().contains("fieldManager"), "{status}");
+    let apply = client
+        .patch(format!("{url}/ok?fieldManager=m"))
+        .bearer_auth(&token)
+        .header("content-type", "application/apply-patch+yaml")
+        .body("- not an object")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(status_of(apply).await.0, StatusCode::BAD_REQUEST);
     let renamed = client.put(format!("{url}/ok")).bearer_auth(&token).json(&cm("other")).send().await.expect("request");
     assert_eq!(status_of(renamed).await.0, StatusCode::BAD_REQUEST);
     let anonymous = client.get(&url).send().await.expect("request");

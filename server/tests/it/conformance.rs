@@ -226,18 +226,48 @@ async fn a_compacted_version_is_gone(t: &Target) {
     }
 }
 
+/// Server-side apply: a field another manager applied with another value is a conflict unless
+/// forced; a field no one holds any more is free (what leader election relies on).
+async fn server_side_apply_takes_fields_in_turn(t: &Target) {
+    let cms: Api<ConfigMap> = Api::namespaced(t.client.clone(), &t.namespace);
+    let name = format!("{}-apply", t.prefix);
+    let doc =
+        |v: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"holder": v}});
+    let apply = |m: &str| PatchParams::apply(m);
+    let a = cms.patch(&name, &apply("m-a"), &Patch::Apply(doc("a"))).await.expect("created by apply");
+    assert_eq!(a.data.and_then(|d| d.get("holder").cloned()).as_deref(), Some("a"));
+    let refused = cms.patch(&name, &apply("m-b"), &Patch::Apply(doc("b"))).await.expect_err("a conflict");
+    assert_eq!(code(&refused), Some(409), "{refused:?}");
+    assert!(cms.patch(&name, &apply("m-b"), &Patch::Apply(doc("a"))).await.is_ok(), "the same value is shared");
+    let released = json!({"data": {"holder": null}});
+    cms.patch(
+        &name,
+        &PatchParams { field_manager: Some("m-c".into()), ..Default::default() },
+        &Patch::Merge(&released),
+    )
+    .await
+    .expect("released");
+    let b = cms.patch(&name, &apply("m-b"), &Patch::Apply(doc("b"))).await.expect("free again");
+    assert_eq!(b.data.and_then(|d| d.get("holder").cloned()).as_deref(), Some("b"));
+    let forced = cms.patch(&name, &apply("m-a").force(), &Patch::Apply(doc("a"))).await.expect("forced");
+    assert_eq!(forced.data.and_then(|d| d.get("holder").cloned()).as_deref(), Some("a"));
+    cms.delete(&name, &DeleteParams::default()).await.expect("delete");
+}
+
 async fn strangers_are_unauthorized(t: &Target) {
     let cms: Api<ConfigMap> = Api::namespaced(t.stranger.clone(), &t.namespace);
     assert_eq!(code(&cms.list(&ListParams::default()).await.expect_err("no token")), Some(401));
 }
 
-/// What every conformant Kubernetes API server guarantees (and kube-rs relies on).
+/// What every conformant Kubernetes API server guarantees (and kube-rs and the leader election
+/// rely on).
 async fn run_guaranteed(t: &Target) {
     crud_and_conflicts(t).await;
     lists_select_and_page(t).await;
     the_status_subresource_and_generation(t).await;
     finalizers_hold_deletion(t).await;
     watches_resume_from_a_version(t).await;
+    server_side_apply_takes_fields_in_turn(t).await;
     strangers_are_unauthorized(t).await;
 }
 

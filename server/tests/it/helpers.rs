@@ -204,6 +204,8 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         ensure_interval: options.ensure_interval,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
+        leader_elect: false,
+        lease_namespace: "lbdesk-system".into(),
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: options.http.clone(),

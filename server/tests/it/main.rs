@@ -6,6 +6,7 @@ mod audit;
 mod boundary;
 mod conformance;
 mod demo;
+mod ha;
 mod helpers;
 mod hostile;
 mod ingresses;

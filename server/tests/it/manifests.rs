@@ -120,15 +120,10 @@ fn the_deployments_are_made_for_production() {
         let d = m.deployments.iter().find(|d| d.metadata.name.as_deref() == Some(name)).expect(name);
         d.spec.replicas
     };
-    assert_eq!(replicas("lbdesk-web"), Some(2), "two web replicas");
-    assert_eq!(replicas("lbdesk-reconciler"), Some(1), "exactly one reconciler");
+    assert_eq!(replicas("lbdesk"), Some(2), "two replicas");
     for d in &m.deployments {
         let name = d.metadata.name.clone().unwrap_or_default();
         let spec = &d.spec;
-        if name == "lbdesk-reconciler" {
-            let strategy = spec.strategy.as_ref().and_then(|s| s.type_.as_deref());
-            assert_eq!(strategy, Some("Recreate"), "the old reconciler stops before a new one starts");
-        }
         let pod = spec.template.spec.as_ref().expect("pod spec");
         assert_eq!(pod.service_account_name.as_deref(), Some("lbdesk"));
         let pod_security = pod.security_context.as_ref().expect("pod security");
@@ -145,7 +140,9 @@ fn the_deployments_are_made_for_production() {
             assert_eq!(security.read_only_root_filesystem, Some(true), "{name}");
             assert_eq!(security.allow_privilege_escalation, Some(false), "{name}");
             let args = c.args.clone().unwrap_or_default();
-            assert!(args.contains(&"--mode=cluster".to_string()), "{name}: {args:?}");
+            for flag in ["--mode=cluster", "--leader-elect"] {
+                assert!(args.contains(&flag.to_string()), "{name}: {flag} in {args:?}");
+            }
             let env: Vec<&str> = c.env.iter().flatten().map(|e| e.name.as_str()).collect();
             assert!(env.contains(&"DATABASE_URL"), "{name}: shares PostgreSQL");
         }
@@ -197,9 +194,9 @@ fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
     ];
     wanted.sort();
     assert_eq!(granted, wanted);
-    let secrets = m.roles.iter().find(|r| r.metadata.namespace.as_deref() == Some("lbdesk-system")).expect("role");
-    let resources: Vec<&String> = secrets.rules.iter().flatten().flat_map(|r| r.resources.iter().flatten()).collect();
-    assert_eq!(resources, ["secrets"], "Secrets in lbdesk-system only");
+    let own = m.roles.iter().find(|r| r.metadata.namespace.as_deref() == Some("lbdesk-system")).expect("role");
+    let resources: Vec<&String> = own.rules.iter().flatten().flat_map(|r| r.resources.iter().flatten()).collect();
+    assert_eq!(resources, ["secrets", "leases"], "Secrets and the Lease, in lbdesk-system only");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
