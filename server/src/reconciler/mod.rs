@@ -14,6 +14,7 @@ mod ingress;
 mod labels;
 mod lbticket;
 mod loadbalancer;
+mod reachability;
 mod status;
 mod tenant;
 

@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::labels::{Labels, differing, label_namespaces, label_services};
 use super::status::set_condition;
-use super::{Context, Error, Result, Shutdown, Step, ingress};
+use super::{Context, Error, Result, Shutdown, Step, ingress, reachability};
 
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
@@ -40,7 +40,7 @@ fn name_of(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or_default()
 }
 
-fn live<K: kube::Resource>(o: &K) -> bool {
+pub(super) fn live<K: kube::Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_none()
 }
 
@@ -126,8 +126,10 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
             let result = sync(&ctx, &cluster, None, ensure).await;
             let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
             ctx.metrics.reconciled("sync", label, started.elapsed());
-            if result.as_ref().is_ok() || result.as_ref().is_err_and(Error::unreachable) {
-                ctx.metrics.reachable(&cluster, result.is_ok());
+            match &result {
+                Ok(_) => reachability::report(&ctx, &cluster, Ok(())).await,
+                Err(e) if e.unreachable() => reachability::report(&ctx, &cluster, Err(e.to_string())).await,
+                Err(_) => {}
             }
             match result {
                 Ok(_) => {

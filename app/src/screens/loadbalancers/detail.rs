@@ -47,6 +47,12 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
             </div>
         </div>
         <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        {d.row.unreachable.clone().map(|why| view! {
+            <div class="notice-bad" role="status">
+                {format!("Member cluster {} cannot be reached: nothing is placed there until it answers. ", d.row.cluster)}
+                <span class="muted">{why}</span>
+            </div>
+        })}
         <dl class="facts">
             <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
             <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>

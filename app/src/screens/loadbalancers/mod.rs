@@ -53,6 +53,8 @@ pub struct LbRow {
     pub tickets: usize,
     /// The reconciler has taken it in.
     pub ready: bool,
+    /// Why its member cluster cannot be reached, when the last sync could not reach it.
+    pub unreachable: Option<String>,
 }
 
 /// The create/edit form. Secrets are write-only: `None` keeps what is stored.

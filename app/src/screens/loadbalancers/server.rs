@@ -43,6 +43,7 @@ fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
         pairs_free: capacity.as_ref().map_or(0, |c| c.ve_free.min(c.ltm_free)),
         tickets: tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
         ready: capacity.is_some(),
+        unreachable: lb.unreachable().map(String::from),
     }
 }
 

@@ -11,8 +11,8 @@ use serde_json::json;
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
 use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
-    DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbaddress, Lbrule, Lbticket, LbticketSpec,
-    Loadbalancer, address_name,
+    CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbaddress, Lbrule,
+    Lbticket, LbticketSpec, Loadbalancer, address_name,
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
@@ -67,7 +67,22 @@ pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
 /// One request the user may see, with its timeline.
 pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
     let t = fetch(&caller().await?, Verb::Read, name).await?;
-    let status = t.status.clone().unwrap_or_default();
+    let mut status = t.status.clone().unwrap_or_default();
+    // NB: the load balancer's word on its cluster, without the error's details (addresses of
+    // the bank's infrastructure are not a tenant's to read).
+    let lb = Api::<Loadbalancer>::all(ssr::mgmt()?).get_opt(&t.spec.loadbalancer).await;
+    if let Some(lb) = lb.ok().flatten().filter(|lb| lb.unreachable().is_some()) {
+        status.conditions.push(Condition {
+            type_: CONDITION_REACHABLE.into(),
+            status: "False".into(),
+            reason: "Unreachable".into(),
+            message: format!(
+                "Member cluster {} cannot be reached; listeners and Ingresses are placed once it answers.",
+                lb.spec.cluster
+            ),
+            ..Default::default()
+        });
+    }
     Ok(TicketDetail {
         row: row(&t),
         claimer: t.spec.claimer.clone(),

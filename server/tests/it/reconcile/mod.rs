@@ -25,6 +25,7 @@ mod faults;
 mod halves;
 mod ingresses;
 mod metrics;
+mod reachability;
 mod upgrade;
 mod webhook;
 
