@@ -3,7 +3,7 @@
 //! deleted only when no ticket uses it and it is not marked never to be deleted.
 
 use app::domain::crd::{LABEL_DO_NOT_DELETE, Loadbalancer};
-use app::domain::policy::{lb_deletable, lb_unique, lb_update, tickets_using, validate_lb};
+use app::domain::policy::{lb_deletable, lb_unique, lb_update, loadbalancer_use, validate_lb};
 
 use super::{Admission, Denial, Review};
 
@@ -22,7 +22,8 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
         return Ok(());
     }
     let tickets = admission.tickets(|t| t.spec.loadbalancer == name).await?;
-    let in_use = tickets_using(name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
+    // NB: the stored object carries the counters of the addresses it holds.
+    let in_use = old.as_ref().map_or(0, |o| loadbalancer_use(o, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))));
     match (&new, &old) {
         (Some(n), maybe_old) => {
             let others: Vec<Loadbalancer> = admission.list().await?;

@@ -3,21 +3,26 @@
 use std::net::IpAddr;
 
 use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name, shown, them};
-use crate::domain::crd::{LbticketSpec, LbticketStatus, LoadbalancerSpec, Phase};
+use crate::domain::crd::{LbticketSpec, LbticketStatus, Loadbalancer, LoadbalancerSpec, Phase};
 use crate::domain::ipam::PairAllocator;
 
 /// Fields that cannot change while any ticket not Deleted uses the Loadbalancer.
 pub const LB_LOCKED_FIELDS: [&str; 4] = ["ltm.cidr", "ve.cidr", "cluster", "nsselector"];
 
-/// How many tickets, not Deleted, use the Loadbalancer `lb`. A ticket not yet reconciled counts.
-pub fn tickets_using<'a>(
-    lb: &str,
+/// How many address requests use the Loadbalancer `lb`: the tickets, not Deleted, that name it
+/// (one not yet reconciled counts), and never fewer than the address pairs its address objects
+/// hold (its status counters), so an address whose ticket is gone keeps it in use too.
+pub fn loadbalancer_use<'a>(
+    lb: &Loadbalancer,
     tickets: impl IntoIterator<Item = (&'a LbticketSpec, Option<&'a LbticketStatus>)>,
 ) -> usize {
-    tickets
+    let name = lb.metadata.name.as_deref().unwrap_or_default();
+    let requests = tickets
         .into_iter()
-        .filter(|(spec, status)| spec.loadbalancer == lb && status.is_none_or(|s| s.phase != Phase::Deleted))
-        .count()
+        .filter(|(spec, status)| spec.loadbalancer == name && status.is_none_or(|s| s.phase != Phase::Deleted))
+        .count();
+    let pairs = lb.status.as_ref().and_then(|s| s.capacity.as_ref()).map_or(0, |c| c.ve_used);
+    requests.max(usize::try_from(pairs).unwrap_or(usize::MAX))
 }
 
 fn in_use(n: usize) -> String {
@@ -239,13 +244,18 @@ mod tests {
     }
 
     #[test]
-    fn tickets_deleted_do_not_count() {
+    fn tickets_deleted_do_not_count_and_held_addresses_do() {
         let spec = LbticketSpec { loadbalancer: "demo".into(), ..Default::default() };
         let deleted = LbticketStatus { phase: Phase::Deleted, ..Default::default() };
         let enabled = LbticketStatus { phase: Phase::Enabled, ..Default::default() };
         let other = LbticketSpec { loadbalancer: "other".into(), ..Default::default() };
         let all = [(&spec, Some(&deleted)), (&spec, Some(&enabled)), (&spec, None), (&other, None)];
-        assert_eq!(tickets_using("demo", all), 2);
+        let mut demo = Loadbalancer::new("demo", lb());
+        assert_eq!(loadbalancer_use(&demo, all), 2);
+        // Three pairs held, one of them by a ticket that is gone: three in use.
+        let capacity = crate::domain::crd::Capacity { ve_used: 3, ltm_used: 3, ..Default::default() };
+        demo.status = Some(crate::domain::crd::LoadbalancerStatus { capacity: Some(capacity), ..Default::default() });
+        assert_eq!(loadbalancer_use(&demo, all), 3);
     }
 
     #[test]

@@ -17,8 +17,8 @@ use crate::domain::crd::{
     LoadbalancerSpec, LtmSpec, SecretRef, VeSpec,
 };
 use crate::domain::policy::{
-    effective_partition, lb_deletable, lb_unique, lb_update, object_name, shown, tickets_using, validate_credentials,
-    validate_lb,
+    effective_partition, lb_deletable, lb_unique, lb_update, loadbalancer_use, object_name, shown,
+    validate_credentials, validate_lb,
 };
 use crate::error::AppError;
 use crate::ssr::guard::{Caller, Written, caller_for, not_found};
@@ -41,7 +41,7 @@ fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
         ltm_cidr: lb.spec.ltm.cidr.clone(),
         pairs_used: capacity.as_ref().map_or(0, |c| c.ve_used),
         pairs_free: capacity.as_ref().map_or(0, |c| c.ve_free.min(c.ltm_free)),
-        tickets: tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
+        tickets: loadbalancer_use(lb, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
         ready: capacity.is_some(),
         unreachable: lb.unreachable().map(String::from),
     }
@@ -261,7 +261,7 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
         (Some(_), None) => return Err(not_found(WHAT)),
         (Some(loaded), Some(old)) => {
             ssr::unchanged_since(loaded, &old.metadata)?;
-            let in_use = tickets_using(&name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
+            let in_use = loadbalancer_use(old, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
             lb_update(&old.spec, &spec, in_use).map_err(refused)?;
         }
         (None, None) => {}
@@ -337,7 +337,7 @@ pub async fn delete(name: &str) -> Result<(), AppError> {
 async fn delete_once(caller: &Caller, name: &str) -> Result<Written<()>, AppError> {
     let (lbs, tickets) = all().await?;
     let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(|| not_found(WHAT))?;
-    let in_use = tickets_using(name, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
+    let in_use = loadbalancer_use(lb, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
     lb_deletable(in_use, lb.labels().contains_key(LABEL_DO_NOT_DELETE)).map_err(refused)?;
     let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
     let params = DeleteParams {
