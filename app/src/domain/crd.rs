@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 
 mod lbaddress;
 mod lbrule;
+mod reachability;
 
 pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
+pub use reachability::CONDITION_REACHABLE;
 
 /// The API group of every lbdesk resource.
 pub const GROUP: &str = "ebcpaas.io";
@@ -32,8 +34,6 @@ pub const LABEL_NAMESPACE: &str = "ebcpaas.io/namespace";
 pub const LABEL_LBTICKET: &str = "ebcpaas.io/lbticket";
 /// Label on the credential Secrets lbdesk wrote for a Loadbalancer; they go with it.
 pub const LABEL_LOADBALANCER: &str = "ebcpaas.io/loadbalancer";
-/// The Loadbalancer condition saying whether its member cluster answers.
-pub const CONDITION_REACHABLE: &str = "MemberClusterReachable";
 /// A Loadbalancer carrying this label is never deleted.
 pub const LABEL_DO_NOT_DELETE: &str = "ebcpaas.io/do-not-delete";
 
@@ -153,14 +153,6 @@ pub struct Capacity {
     pub ltm_used: u64,
     #[serde(default)]
     pub ltm_free: u64,
-}
-
-impl Loadbalancer {
-    /// Why its member cluster cannot be reached, when its last sync could not reach it.
-    pub fn unreachable(&self) -> Option<&str> {
-        let conditions = self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
-        conditions.iter().find(|c| c.type_ == CONDITION_REACHABLE && c.status == "False").map(|c| c.message.as_str())
-    }
 }
 
 /// Observed state of a Loadbalancer.
