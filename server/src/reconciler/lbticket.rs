@@ -14,16 +14,12 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::status::{actor, set_condition, transition, write};
-use super::{Context, Error, FINALIZER, Result, Step, allocation, retry_after, tenant};
+use super::{Context, Error, FINALIZER, Result, Step, allocation, measured, retry_after, tenant};
 use crate::driver::{DriverRequest, Hook};
 
 /// The reconciler's entry point for a ticket.
 pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Action> {
-    let started = std::time::Instant::now();
-    let result = reconcile_ticket(ticket, &ctx).await;
-    let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
-    ctx.metrics.reconciled("lbticket", label, started.elapsed());
-    result
+    measured(&ctx, "lbticket", reconcile_ticket(ticket, &ctx)).await
 }
 
 async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<Action> {

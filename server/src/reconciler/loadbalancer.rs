@@ -10,15 +10,11 @@ use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::{Api, ResourceExt};
 
-use super::{Context, Error, FINALIZER, Result, retry_after, tenant};
+use super::{Context, Error, FINALIZER, Result, measured, retry_after, tenant};
 
 /// The reconciler's entry point for a Loadbalancer.
 pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Action> {
-    let started = std::time::Instant::now();
-    let result = reconcile_loadbalancer(lb, &ctx).await;
-    let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
-    ctx.metrics.reconciled("loadbalancer", label, started.elapsed());
-    result
+    measured(&ctx, "loadbalancer", reconcile_loadbalancer(lb, &ctx)).await
 }
 
 async fn reconcile_loadbalancer(lb: Arc<Loadbalancer>, ctx: &Arc<Context>) -> Result<Action> {

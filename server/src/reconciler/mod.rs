@@ -346,6 +346,14 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     tracing::info!("reconciler stopped");
 }
 
+/// Runs one reconcile of `kind`, counted by result and timed for the metrics.
+async fn measured<T>(ctx: &Context, kind: &str, reconcile: impl Future<Output = Result<T>>) -> Result<T> {
+    let started = std::time::Instant::now();
+    let result = reconcile.await;
+    ctx.metrics.reconciled(kind, result.as_ref().map_or_else(Error::metric_label, |_| "ok"), started.elapsed());
+    result
+}
+
 /// The requeue after a failure: exponential per object, 0.5 s to 60 s.
 fn retry_after(ctx: &Context, key: &str, error: &Error) -> Action {
     let delay = ctx.backoff(key);

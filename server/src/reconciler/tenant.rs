@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::labels::{Labels, differing, label_namespaces, label_services};
 use super::status::set_condition;
-use super::{Context, Error, Result, Shutdown, Step, ingress, reachability};
+use super::{Context, Error, Result, Shutdown, Step, ingress, measured, reachability};
 
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
@@ -122,10 +122,7 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
         }
         let ensure = tokio::time::Instant::now() >= next_ensure;
         loop {
-            let started = std::time::Instant::now();
-            let result = sync(&ctx, &cluster, None, ensure).await;
-            let label = result.as_ref().map_or_else(Error::metric_label, |_| "ok");
-            ctx.metrics.reconciled("sync", label, started.elapsed());
+            let result = measured(&ctx, "sync", sync(&ctx, &cluster, None, ensure)).await;
             match &result {
                 Ok(_) => reachability::report(&ctx, &cluster, Ok(())).await,
                 Err(e) if e.unreachable() => reachability::report(&ctx, &cluster, Err(e.to_string())).await,
