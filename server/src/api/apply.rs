@@ -181,10 +181,16 @@ fn record(current: &Value, next: &mut Value, patch: &Value, manager: &str) {
 pub fn apply(current: Option<&Value>, patch: &Value, manager: &str, force: bool) -> Result<Value, ApiError> {
     let empty = json!({});
     let current = current.unwrap_or(&empty);
+    let mut next = merged(current, patch, manager, force)?;
+    record(current, &mut next, patch, manager);
+    Ok(next)
+}
+
+/// `current` with `patch` merged in, once `check` allows it (the owners are recorded after).
+fn merged(current: &Value, patch: &Value, manager: &str, force: bool) -> Result<Value, ApiError> {
     check(current, patch, manager, force)?;
     let mut next = current.clone();
     json_patch::merge(&mut next, patch);
-    record(current, &mut next, patch, manager);
     Ok(next)
 }
 
@@ -196,14 +202,9 @@ pub async fn handle(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
     let force = call.param("force") == Some("true");
     let patch: Value = serde_yaml::from_slice(&call.body)
         .map_err(|e| ApiError::BadRequest(format!("the apply patch is not valid YAML or JSON: {e}")))?;
-    let merged = |current: &Value| {
-        check(current, &patch, manager, force)?;
-        let mut next = current.clone();
-        json_patch::merge(&mut next, &patch);
-        Ok((next, None))
-    };
+    let next = |current: &Value| Ok((merged(current, &patch, manager, force)?, None));
     let owned = |current: &Value, next: &mut Value| record(current, next, &patch, manager);
-    match handlers::update(api, call, objects, merged, owned).await {
+    match handlers::update(api, call, objects, next, owned).await {
         Err(ApiError::NotFound { .. }) => {
             let mut object = apply(None, &patch, manager, force)?;
             // NB: `apply` made `metadata` an object.

@@ -9,14 +9,14 @@ use std::time::Duration;
 use app::domain::crd::{Lbaddress, Loadbalancer, Phase};
 use app::domain::ipam::Side;
 use futures::StreamExt;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::PostParams;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio::sync::watch as signal;
 
-use super::{Context, Error, Result, Shutdown};
+use super::{Context, Result, Shutdown, loadbalancer};
 
 /// How often the capacity counters are brought up to date.
 const COUNT_EVERY: Duration = Duration::from_secs(1);
@@ -141,8 +141,7 @@ pub async fn count(ctx: Arc<Context>, shutdown: Shutdown) {
     }
 }
 
-/// Writes `lb`'s counters when they differ from the ledger's (on the version read: a
-/// concurrent change wins, and the next tick writes on it).
+/// Writes `lb`'s counters when they differ from the ledger's (a conflict waits for the next tick).
 async fn write_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     if lb.metadata.deletion_timestamp.is_some() {
         return Ok(());
@@ -154,11 +153,5 @@ async fn write_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) == capacity.as_ref() {
         return Ok(());
     }
-    let patch = json!({"metadata": {"resourceVersion": lb.resource_version()}, "status": {"capacity": capacity}});
-    let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
-    match api.patch_status(&lb.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
-        Err(e) => Err(Error::from(e)),
-    }
+    loadbalancer::patch_status(ctx, lb, json!({"capacity": capacity})).await
 }

@@ -107,6 +107,18 @@ struct Caches {
     loadbalancers: Store<Loadbalancer>,
 }
 
+impl Caches {
+    /// Waits until every cache holds its first complete list; false when one never will.
+    async fn listed(&self) -> bool {
+        let (tickets, rules, lbs) = tokio::join!(
+            self.tickets.wait_until_ready(),
+            self.rules.wait_until_ready(),
+            self.loadbalancers.wait_until_ready()
+        );
+        tickets.is_ok() && rules.is_ok() && lbs.is_ok()
+    }
+}
+
 /// What every reconcile reaches. Built once per process ([`Context::new`]) and handed to each
 /// [`run`]; what a run learns (its caches, memo, backoffs) starts afresh with the next one.
 pub struct Context {
@@ -322,14 +334,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     );
     let counters = addresses::count(ctx.clone(), shutdown.clone());
     let caches = ctx.caches();
-    let synced = async {
-        let (t, r, l) = tokio::join!(
-            caches.tickets.wait_until_ready(),
-            caches.rules.wait_until_ready(),
-            caches.loadbalancers.wait_until_ready()
-        );
-        ctx.synced.store(t.is_ok() && r.is_ok() && l.is_ok(), Ordering::Relaxed);
-    };
+    let synced = async { ctx.synced.store(caches.listed().await, Ordering::Relaxed) };
     // NB: nothing is allocated, released or counted before the ledger holds every address,
     // those of `status.ips` included.
     let work = async {

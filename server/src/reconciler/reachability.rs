@@ -2,13 +2,12 @@
 //! `MemberClusterReachable` on every Loadbalancer of the cluster (the load balancer pages show
 //! it, and an address request's page shows it for its load balancer), and the metric.
 
-use app::domain::crd::{CONDITION_REACHABLE, Loadbalancer};
-use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
+use app::domain::crd::CONDITION_REACHABLE;
+use kube::ResourceExt;
 use serde_json::json;
 
 use super::status::set_condition;
-use super::{Context, tenant};
+use super::{Context, loadbalancer, tenant};
 
 /// Reports what the last sync of `cluster` found: `Ok`, or why it could not be reached. Only
 /// a change is written (a condition's status, reason or message).
@@ -18,7 +17,6 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
         Ok(()) => ("Reached", String::new()),
         Err(why) => ("Unreachable", why.clone()),
     };
-    let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     for lb in
         ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && tenant::live(&**lb))
     {
@@ -28,10 +26,8 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
         if conditions == before {
             continue;
         }
-        let patch =
-            json!({"metadata": {"resourceVersion": lb.resource_version()}, "status": {"conditions": conditions}});
         // NB: a conflict is left to the next report (a sync that fails is retried, and reports again).
-        if let Err(e) = api.patch_status(&lb.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+        if let Err(e) = loadbalancer::patch_status(ctx, &lb, json!({"conditions": conditions})).await {
             tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "reachability not written");
         }
     }

@@ -98,16 +98,8 @@ pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
     let key = format!("sync/{cluster}");
     // NB: an empty cache would withdraw everything: wait for the first complete lists.
     let caches = ctx.caches();
-    let lists = async {
-        let (tickets, rules, lbs) = tokio::join!(
-            caches.tickets.wait_until_ready(),
-            caches.rules.wait_until_ready(),
-            caches.loadbalancers.wait_until_ready()
-        );
-        tickets.is_ok() && rules.is_ok() && lbs.is_ok()
-    };
     let listed = tokio::select! {
-        listed = lists => listed,
+        listed = caches.listed() => listed,
         _ = shutdown.clone() => false,
     };
     if !listed {
