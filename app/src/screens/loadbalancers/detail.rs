@@ -8,9 +8,11 @@ use leptos_router::hooks::use_params_map;
 use super::{DeleteLoadbalancer, LbDetail, get_loadbalancer, list_pairs};
 use crate::components::controls::{ConfirmButton, UsageBar};
 use crate::components::form::{action_error, navigate_on_success};
-use crate::components::list::{More, load_more, read_pages, table, table_or_none};
+use crate::components::list::{More, Page, load_more, read_pages, table, table_or_none};
 use crate::components::loaded::Loaded;
+use crate::domain::crd::IpPair;
 use crate::domain::policy::{lb_deletable, reason};
+use crate::error::AppError;
 
 /// `/loadbalancers/:name`
 #[component]
@@ -18,16 +20,19 @@ pub fn LoadbalancerDetail() -> impl IntoView {
     let params = use_params_map();
     let name = move || params.read().get("name").unwrap_or_default();
     let detail = Resource::new(name, get_loadbalancer);
+    // Made here, not inside the detail's suspense: a resource made while another one resolves
+    // would be numbered differently in the browser than on the server, and hydration would fail.
+    let pairs = Pairs::new(name);
     let delete = ServerAction::<DeleteLoadbalancer>::new();
     navigate_on_success(delete, |_| "/loadbalancers".into());
     view! {
-        <Loaded resource=detail show=move |d| view! { <LbDetailBody d delete /> }.into_any() />
+        <Loaded resource=detail show=move |d| view! { <LbDetailBody d delete pairs /> }.into_any() />
     }
 }
 
 /// The load balancer's facts and tables, with its delete button (greyed out while in use).
 #[component]
-fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl IntoView {
+fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pairs) -> impl IntoView {
     let name = d.row.name.clone();
     let deletable = reason(&lb_deletable(d.row.tickets, d.do_not_delete));
     let error = action_error(delete);
@@ -66,7 +71,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
             <dt>"VE credentials"</dt><dd>{if d.credentials_set { "set" } else { "not set" }}</dd>
             <dt>"Capacity"</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
         </dl>
-        <PairList name=name.clone() />
+        <PairList pairs />
         <h2>"Address requests using it"</h2>
         {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
             <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
@@ -75,24 +80,38 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>) -> impl I
 }
 
 /// The pairs handed out, in address order, a page at a time, searchable by address or request.
+#[derive(Clone, Copy)]
+struct Pairs {
+    search: RwSignal<String>,
+    more: More<String>,
+    resource: Resource<Result<Page<IpPair>, AppError>>,
+}
+
+impl Pairs {
+    fn new(name: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        let search = RwSignal::new(String::new());
+        let more = More::default();
+        let resource = Resource::new(
+            move || (name(), search.get(), more.pages(&search.get())),
+            move |(name, search, pages)| {
+                read_pages(pages, move |after| list_pairs(name.clone(), search.clone(), after))
+            },
+        );
+        Pairs { search, more, resource }
+    }
+}
+
+/// The pairs' table with its search box and "Load more".
 #[component]
-fn PairList(name: String) -> impl IntoView {
-    let search = RwSignal::new(String::new());
-    let more = More::default();
-    let pairs = Resource::new(
-        move || (search.get(), more.pages(&search.get())),
-        move |(search, pages)| {
-            let name = name.clone();
-            read_pages(pages, move |after| list_pairs(name.clone(), search.clone(), after))
-        },
-    );
+fn PairList(pairs: Pairs) -> impl IntoView {
+    let Pairs { search, more, resource } = pairs;
     view! {
         <h2>"Allocated pairs"</h2>
         <div class="toolbar">
             <input type="search" placeholder="Address or request" aria-label="Search pairs"
                 on:input=move |ev| search.set(event_target_value(&ev)) />
         </div>
-        <Loaded resource=pairs show=move |page| {
+        <Loaded resource show=move |page| {
             if page.rows.is_empty() {
                 let none = if search.get_untracked().trim().is_empty() { "No address is allocated." } else { "No pair matches." };
                 return view! { <p class="muted">{none}</p> }.into_any();
