@@ -60,7 +60,8 @@ fn private_store(dir: &std::path::Path) -> anyhow::Result<()> {
 pub enum Mode {
     /// lbdesk serves its own Kubernetes-compatible API (management and member clusters).
     Embedded,
-    /// Real clusters, from a kubeconfig whose contexts are named after the clusters.
+    /// Real clusters: the management cluster from the in-cluster service account or a
+    /// kubeconfig, the member clusters from the Secrets that register them.
     Cluster,
 }
 
@@ -90,6 +91,10 @@ pub struct KubeconfigArgs {
     /// are on a real cluster).
     #[arg(long)]
     pub as_lbdesk: bool,
+    /// Print one cluster's context only (current): the kubeconfig a Secret registering that
+    /// member cluster holds.
+    #[arg(long)]
+    pub cluster: Option<String>,
 }
 
 /// Options of `lbdesk serve`.
@@ -116,10 +121,11 @@ pub struct ServeArgs {
     /// Embedded API (default) or real clusters.
     #[arg(long, env = "LBDESK_MODE", value_enum, default_value = "embedded")]
     pub mode: Mode,
-    /// Cluster mode: the kubeconfig, one context per cluster.
+    /// Cluster mode: the management cluster's kubeconfig (else the in-cluster service account).
     #[arg(long, env = "KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
-    /// The management cluster's name (its kubeconfig context in cluster mode).
+    /// The management cluster's name (in cluster mode, the kubeconfig's context of this name,
+    /// else its current context).
     #[arg(long, env = "LBDESK_MGMT_CLUSTER", default_value = "mgmt")]
     pub mgmt_cluster: String,
     /// Events each embedded cluster keeps for watches to resume from; older versions get 410.
@@ -149,9 +155,10 @@ pub struct ServeArgs {
     /// replicas, one reconciler).
     #[arg(long, env = "LBDESK_LEADER_ELECT", conflicts_with = "no_reconciler")]
     pub leader_elect: bool,
-    /// The namespace of the management cluster holding the leader election's Lease.
-    #[arg(long, env = "LBDESK_LEASE_NAMESPACE", default_value = "lbdesk-system")]
-    pub lease_namespace: String,
+    /// lbdesk's own namespace in the management cluster: the leader election's Lease, and in
+    /// cluster mode the Secrets that register the member clusters.
+    #[arg(long, env = "LBDESK_NAMESPACE", default_value = "lbdesk-system")]
+    pub namespace: String,
     /// Days the audit log keeps an entry (purged hourly); 0 keeps every entry.
     #[arg(long, env = "LBDESK_AUDIT_RETENTION_DAYS", default_value_t = 365)]
     pub audit_retention_days: u64,

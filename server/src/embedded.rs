@@ -70,7 +70,12 @@ pub async fn print_kubeconfig(args: &KubeconfigArgs) -> anyhow::Result<()> {
     let ca = crate::tls::ca_pem(&db).await?.context(not_yet)?;
     let clusters: Vec<String> =
         CLUSTERS.iter().map(|(c, _)| if *c == "mgmt" { args.mgmt_cluster.clone() } else { c.to_string() }).collect();
-    let kubeconfig = embedded_kubeconfig(&api_url(args.api_listen), &ca, &token, &clusters, &args.mgmt_cluster);
+    let (clusters, current) = match &args.cluster {
+        None => (clusters, args.mgmt_cluster.as_str()),
+        Some(one) if clusters.contains(one) => (vec![one.clone()], one.as_str()),
+        Some(one) => anyhow::bail!("--cluster {one}: the embedded clusters are {}", clusters.join(", ")),
+    };
+    let kubeconfig = embedded_kubeconfig(&api_url(args.api_listen), &ca, &token, &clusters, current);
     print!("{}", serde_yaml::to_string(&kubeconfig).context("could not print the kubeconfig")?);
     Ok(())
 }

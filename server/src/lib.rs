@@ -14,6 +14,7 @@ pub mod demo;
 pub mod driver;
 pub mod embedded;
 pub mod leader;
+pub mod members;
 pub mod metrics;
 pub mod net;
 pub mod reconciler;

@@ -75,6 +75,8 @@ pub struct Server {
     reconciler: Option<Arc<reconciler::Context>>,
     /// The Lease the reconciler runs under, with `--leader-elect`.
     election: Option<crate::leader::Election>,
+    /// Cluster mode: the namespace whose Secrets register the member clusters.
+    members: Option<String>,
     /// The admission webhook served over HTTPS, when asked for.
     webhook: Option<crate::webhook::Webhook>,
     /// Its address.
@@ -135,12 +137,7 @@ impl Server {
                 let api = EmbeddedApi::serve(listener, crate::api::router(embedded.api), tls, idle)?;
                 (Some((api, api_local)), Some(kubeconfig), clusters)
             }
-            Mode::Cluster => {
-                let path = args.kubeconfig.as_ref().context("cluster mode needs --kubeconfig (or KUBECONFIG)")?;
-                let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                    .with_context(|| format!("could not read the kubeconfig {}", path.display()))?;
-                (None, None, Clusters::from_kubeconfig(kubeconfig, &args.mgmt_cluster).await?)
-            }
+            Mode::Cluster => (None, None, Clusters::managing(&args.mgmt_cluster, mgmt_client(&args).await?)),
         };
         admission.connect(clusters.mgmt().clone());
         let webhook = crate::webhook::Webhook::bind(&args.webhook, admission.clone())?;
@@ -193,7 +190,8 @@ impl Server {
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
-        let probes = crate::web::Probes { db: db.clone(), metrics, reconciler: reconciler.clone() };
+        let probes =
+            crate::web::Probes { db: db.clone(), clusters: clusters.clone(), metrics, reconciler: reconciler.clone() };
         let router = crate::web::router(state, secure_cookies, site, probes);
         let (api, api_addr) = api.unzip();
         let scheme = if tls.is_some() { "https" } else { "http" };
@@ -216,7 +214,7 @@ impl Server {
             simulator,
             reconciler,
             election: args.leader_elect.then(|| crate::leader::Election {
-                namespace: args.lease_namespace.clone(),
+                namespace: args.namespace.clone(),
                 lease: "lbdesk-reconciler".into(),
                 identity: format!(
                     "{}-{}",
@@ -224,6 +222,7 @@ impl Server {
                     &uuid::Uuid::new_v4().simple().to_string()[..8]
                 ),
             }),
+            members: (args.mode == Mode::Cluster).then(|| args.namespace.clone()),
             webhook,
             webhook_addr,
             audit_retention_days: args.audit_retention_days,
@@ -255,6 +254,7 @@ impl Server {
             }
         });
         let simulator = self.simulator.map(|(sim, listener)| tokio::spawn(sim.serve(listener)));
+        let members = self.members.map(|ns| tokio::spawn(crate::members::follow(self.clusters.clone(), ns)));
         // NB: dropping the sender stops the reconciler, also when this future is dropped.
         let (stop_reconciler, reconciler_stopped) = tokio::sync::oneshot::channel::<()>();
         let mgmt = self.clusters.mgmt().clone();
@@ -288,6 +288,9 @@ impl Server {
         if let Some(sim) = simulator {
             sim.abort();
         }
+        if let Some(members) = members {
+            members.abort();
+        }
         if let Some(api) = self.api {
             api.stop().await?;
         }
@@ -295,6 +298,20 @@ impl Server {
         retained?;
         served
     }
+}
+
+/// Cluster mode: the management cluster's client, from `--kubeconfig` (its context named after
+/// the management cluster, else its current one) or else the in-cluster service account.
+async fn mgmt_client(args: &ServeArgs) -> anyhow::Result<kube::Client> {
+    let Some(path) = &args.kubeconfig else {
+        let config = kube::Config::incluster()
+            .context("cluster mode needs --kubeconfig (or KUBECONFIG) outside a pod, or a pod's service account")?;
+        return kube::Client::try_from(config).context("no client for the management cluster");
+    };
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("could not read the kubeconfig {}", path.display()))?;
+    let named = kubeconfig.contexts.iter().any(|c| c.name == args.mgmt_cluster);
+    app::ssr::clusters::client_of(&kubeconfig, named.then_some(args.mgmt_cluster.as_str())).await
 }
 
 /// Purges the audit entries older than `days` (0 keeps every entry) at once and then hourly,

@@ -134,10 +134,9 @@ pub fn within(e: AppError, prefixes: &[String]) -> AppError {
 /// The client of member cluster `cluster`.
 pub fn member(cluster: &str) -> Result<kube::Client, AppError> {
     let state = super::state()?;
-    let client = state.clusters.member(cluster).ok_or_else(|| {
+    state.clusters.member(cluster).ok_or_else(|| {
         AppError::Refused(format!("The member cluster {} is not reachable from lbdesk.", shown(cluster)))
-    })?;
-    Ok(client.clone())
+    })
 }
 
 /// Every object of a kind in the management cluster.

@@ -1,43 +1,72 @@
-//! `kube::Client`s for the management cluster and every member cluster, built from a
-//! kubeconfig: the embedded one or a real one. Switching to cluster mode is a kubeconfig change.
+//! `kube::Client`s for the management cluster and every member cluster: from the embedded
+//! API's kubeconfig, or in cluster mode the management cluster's and a kubeconfig per member
+//! cluster, each in a Secret that registers it.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 use anyhow::Context;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
-/// A client per cluster, by cluster name.
+/// The management cluster's client, and the member clusters': fixed (embedded mode) or kept
+/// current from the Secrets that register them (cluster mode, `server::members`).
 #[derive(Clone)]
 pub struct Clusters {
     mgmt: String,
-    clients: BTreeMap<String, Client>,
+    mgmt_client: Client,
+    members: Arc<Members>,
+}
+
+/// The member clusters as last registered, each with the version of its registration, and
+/// that version, which moves with every change.
+struct Members {
+    by_name: RwLock<BTreeMap<String, (Member, u64)>>,
+    version: tokio::sync::watch::Sender<u64>,
+    listed: AtomicBool,
+}
+
+/// A registered member cluster: its client, or why its registration is unusable.
+#[derive(Clone)]
+pub enum Member {
+    Ready(Client),
+    Broken(String),
 }
 
 impl Clusters {
     /// One client per context of `kubeconfig` (a context is named after its cluster); `mgmt`
-    /// names the management cluster's context.
+    /// names the management cluster's context, the others are the member clusters.
     pub async fn from_kubeconfig(kubeconfig: Kubeconfig, mgmt: &str) -> anyhow::Result<Clusters> {
         let mut clients = BTreeMap::new();
         for context in &kubeconfig.contexts {
-            let options = KubeConfigOptions { context: Some(context.name.clone()), ..Default::default() };
-            let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
-                .await
-                .with_context(|| format!("the kubeconfig context {} is unusable", context.name))?;
-            let client = Client::try_from(config).with_context(|| format!("no client for {}", context.name))?;
-            clients.insert(context.name.clone(), client);
+            clients.insert(context.name.clone(), client_of(&kubeconfig, Some(&context.name)).await?);
         }
-        if !clients.contains_key(mgmt) {
-            anyhow::bail!("the kubeconfig has no context named {mgmt} for the management cluster");
+        let mgmt_client = clients
+            .remove(mgmt)
+            .with_context(|| format!("the kubeconfig has no context named {mgmt} for the management cluster"))?;
+        let clusters = Clusters::managing(mgmt, mgmt_client);
+        for (name, client) in clients {
+            clusters.register(&name, Member::Ready(client));
         }
-        Ok(Clusters { mgmt: mgmt.to_string(), clients })
+        clusters.listed();
+        Ok(clusters)
+    }
+
+    /// The management cluster alone: member clusters are registered later ([`Clusters::register`]).
+    pub fn managing(mgmt: &str, client: Client) -> Clusters {
+        let members = Members {
+            by_name: RwLock::default(),
+            version: tokio::sync::watch::Sender::new(0),
+            listed: AtomicBool::new(false),
+        };
+        Clusters { mgmt: mgmt.to_string(), mgmt_client: client, members: Arc::new(members) }
     }
 
     /// The management cluster (where the lbdesk CRDs live).
     pub fn mgmt(&self) -> &Client {
-        // NB: `from_kubeconfig` refuses a kubeconfig without the management context.
-        &self.clients[&self.mgmt]
+        &self.mgmt_client
     }
 
     /// The name of the management cluster.
@@ -45,15 +74,88 @@ impl Clusters {
         &self.mgmt
     }
 
-    /// A member cluster, if known.
-    pub fn member(&self, cluster: &str) -> Option<&Client> {
-        self.clients.get(cluster).filter(|_| cluster != self.mgmt)
+    /// A member cluster's client, if it is registered and usable.
+    pub fn member(&self, cluster: &str) -> Option<Client> {
+        match self.read().get(cluster)? {
+            (Member::Ready(client), _) => Some(client.clone()),
+            (Member::Broken(_), _) => None,
+        }
     }
 
-    /// The member clusters' names.
+    /// The usable member clusters' names.
     pub fn members(&self) -> Vec<String> {
-        self.clients.keys().filter(|c| **c != self.mgmt).cloned().collect()
+        self.usable().into_keys().collect()
     }
+
+    /// The usable member clusters, each with the version of its registration.
+    pub fn usable(&self) -> BTreeMap<String, u64> {
+        self.read()
+            .iter()
+            .filter(|(_, (m, _))| matches!(m, Member::Ready(_)))
+            .map(|(c, (_, v))| (c.clone(), *v))
+            .collect()
+    }
+
+    /// Why `cluster` cannot be used as a member cluster, if it cannot.
+    pub fn problem(&self, cluster: &str) -> Option<String> {
+        match self.read().get(cluster) {
+            Some((Member::Ready(_), _)) => None,
+            Some((Member::Broken(why), _)) => Some(why.clone()),
+            None => Some(format!("no member cluster {cluster} is registered")),
+        }
+    }
+
+    /// Registers (or replaces) a member cluster.
+    pub fn register(&self, cluster: &str, member: Member) {
+        let mut by_name = self.write();
+        self.members.version.send_modify(|v| *v += 1);
+        by_name.insert(cluster.to_string(), (member, *self.members.version.borrow()));
+    }
+
+    /// Forgets a member cluster.
+    pub fn unregister(&self, cluster: &str) {
+        if self.write().remove(cluster).is_some() {
+            self.members.version.send_modify(|v| *v += 1);
+        }
+    }
+
+    /// The registered clusters' names.
+    pub fn registered(&self) -> Vec<String> {
+        self.read().keys().cloned().collect()
+    }
+
+    /// The version of the registrations, which moves with every change.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.members.version.subscribe()
+    }
+
+    /// Says that every registration has been read once.
+    pub fn listed(&self) {
+        self.members.listed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether every registration has been read once (for `/readyz`).
+    pub fn is_listed(&self) -> bool {
+        self.members.listed.load(Ordering::Relaxed)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, (Member, u64)>> {
+        self.members.by_name.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, (Member, u64)>> {
+        self.members.by_name.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A client for `context` of `kubeconfig` (its current context when `None`).
+pub async fn client_of(kubeconfig: &Kubeconfig, context: Option<&str>) -> anyhow::Result<Client> {
+    let options = KubeConfigOptions { context: context.map(String::from), ..Default::default() };
+    let shown = context.unwrap_or("current");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+        .await
+        .with_context(|| format!("the kubeconfig context {shown} is unusable"))?;
+    Client::try_from(config).with_context(|| format!("no client for the kubeconfig context {shown}"))
 }
 
 /// The kubeconfig of the embedded API at `base_url` (e.g. `https://127.0.0.1:6443`): one context

@@ -90,7 +90,7 @@ pub async fn preview(world: &World, changed: &Lbticket, rules: &[Lbrule]) -> Res
 pub async fn deployed(lb: &Loadbalancer, place: &Placement) -> Result<Option<Value>, AppError> {
     let state = super::state()?;
     let Some(client) = state.clusters.member(&lb.spec.cluster) else { return Ok(None) };
-    let cm = Api::<ConfigMap>::namespaced(client.clone(), &place.namespace)
+    let cm = Api::<ConfigMap>::namespaced(client, &place.namespace)
         .get_opt(&place.configmap)
         .await
         .map_err(|e| kube_error("the deployed declaration", e))?;

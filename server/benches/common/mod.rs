@@ -32,7 +32,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: true,
         leader_elect: false,
-        lease_namespace: "lbdesk-system".into(),
+        namespace: "lbdesk-system".into(),
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: Default::default(),

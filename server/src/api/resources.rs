@@ -108,6 +108,29 @@ pub fn kinds() -> &'static [Kind] {
             builtin("networking.k8s.io", "Ingress", "ingresses", true, &["ing"]),
             builtin("events.k8s.io", "Event", "events", true, &["ev"]),
             builtin("coordination.k8s.io", "Lease", "leases", true, &[]),
+            // Held only, as by an API server without controllers: lbdesk's own manifests
+            // (`deploy/`) apply to the embedded API as to a real cluster.
+            builtin("", "ServiceAccount", "serviceaccounts", true, &["sa"]),
+            builtin("apps", "Deployment", "deployments", true, &["deploy"]),
+            builtin("policy", "PodDisruptionBudget", "poddisruptionbudgets", true, &["pdb"]),
+            builtin("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false, &[]),
+            builtin("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", false, &[]),
+            builtin("rbac.authorization.k8s.io", "Role", "roles", true, &[]),
+            builtin("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", true, &[]),
+            builtin(
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+                false,
+                &[],
+            ),
+            builtin(
+                "apiextensions.k8s.io",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+                false,
+                &["crd", "crds"],
+            ),
         ];
         for k in &mut kinds {
             k.singular = Box::leak(k.kind.to_lowercase().into_boxed_str());

@@ -153,5 +153,5 @@ async fn write_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) == capacity.as_ref() {
         return Ok(());
     }
-    loadbalancer::patch_status(ctx, lb, json!({"capacity": capacity})).await
+    loadbalancer::patch_status(ctx, lb, json!({"capacity": capacity})).await.map(drop)
 }

@@ -71,14 +71,14 @@ async fn delete_credentials(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     Ok(())
 }
 
-/// Merges `status` into `lb`'s status, on the version read. A conflict is no error: a
-/// concurrent change wins, and the caller writes again on its next pass.
-pub(super) async fn patch_status(ctx: &Context, lb: &Loadbalancer, status: serde_json::Value) -> Result<()> {
+/// Merges `status` into `lb`'s status, on the version read: false when a concurrent change
+/// won (no error: the caller reads again and writes again, now or on its next pass).
+pub(super) async fn patch_status(ctx: &Context, lb: &Loadbalancer, status: serde_json::Value) -> Result<bool> {
     let patch = serde_json::json!({"metadata": {"resourceVersion": lb.resource_version()}, "status": status});
     let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     match api.patch_status(&lb.name_any(), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch)).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
         Err(e) => Err(e.into()),
     }
 }

@@ -16,6 +16,7 @@ mod lbticket;
 mod loadbalancer;
 mod reachability;
 mod status;
+mod syncers;
 mod tenant;
 
 use std::collections::HashMap;
@@ -145,8 +146,8 @@ pub struct Context {
     memo: std::sync::Mutex<tenant::Memo>,
     /// What each member cluster's last sync wrote of the Ingresses.
     ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
-    /// Wakes a member cluster's syncer.
-    sync_requests: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
+    /// Wakes the member clusters' syncers.
+    wakers: Arc<syncers::Wakers>,
     /// Consecutive failures per object, for the backoff.
     failures: std::sync::Mutex<HashMap<String, u32>>,
     /// A planned crash: integration tests only, `None` in production.
@@ -160,8 +161,6 @@ impl Context {
     /// The reconciler's context over these clusters and this driver, with no crash planned.
     pub fn new(clusters: Clusters, driver: DriverClient, config: Config) -> Context {
         let recorder = Recorder::new(clusters.mgmt().clone(), Reporter { controller: "lbdesk".into(), instance: None });
-        let sync_requests =
-            Arc::new(clusters.members().into_iter().map(|c| (c, Arc::new(tokio::sync::Notify::new()))).collect());
         // NB: never ready, never read: every run puts its own caches in first.
         let caches =
             Caches { tickets: reflector::store().0, rules: reflector::store().0, loadbalancers: reflector::store().0 };
@@ -179,7 +178,7 @@ impl Context {
             sync_locks: Default::default(),
             memo: Default::default(),
             ingresses: Default::default(),
-            sync_requests,
+            wakers: Arc::default(),
             failures: Default::default(),
             crash: None,
         }
@@ -241,6 +240,13 @@ impl Context {
         self.ledger.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Forgets what the syncs of `cluster` placed: its registration changed, so the next
+    /// sync reads everything back.
+    fn forget(&self, cluster: &str) {
+        self.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster);
+        self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster);
+    }
+
     fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
         let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry(cluster.to_string()).or_default().clone()
@@ -269,7 +275,7 @@ const CONCURRENCY: u16 = 16;
 /// watched and held once (a Loadbalancer with 2,000 pairs is 150 KB per change).
 fn cache<K>(
     api: Api<K>,
-    wake: Arc<HashMap<String, Arc<tokio::sync::Notify>>>,
+    wake: Arc<syncers::Wakers>,
     mut concerns: impl FnMut(&K) -> bool + Send + 'static,
 ) -> (Store<K>, impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static)
 where
@@ -281,7 +287,7 @@ where
         .touched_objects()
         .inspect(move |changed| {
             if changed.as_ref().map_or(true, &mut concerns) {
-                wake.values().for_each(|n| n.notify_one());
+                wake.wake_all();
             }
         });
     (reader, changes)
@@ -298,7 +304,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let shutdown: Shutdown = shutdown.boxed().shared();
     ctx.running.store(true, Ordering::Relaxed);
     let mgmt = ctx.clusters.mgmt().clone();
-    let wake = ctx.sync_requests.clone();
+    let wake = ctx.wakers.clone();
     let (tickets, ticket_changes) = cache(Api::all(mgmt.clone()), wake.clone(), tenant::placement_changes());
     let (rules, rule_changes) = cache(Api::<Lbrule>::all(mgmt.clone()), wake.clone(), |_| true);
     let (loadbalancers, lb_changes) = cache(Api::all(mgmt), wake, tenant::loadbalancer_changes());
@@ -329,9 +335,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
             futures::future::ready(())
         });
-    let syncers = futures::future::join_all(
-        ctx.sync_requests.keys().map(|c| tenant::syncer(ctx.clone(), c.clone(), shutdown.clone())),
-    );
+    let syncers = syncers::supervise(ctx.clone(), shutdown.clone());
     let counters = addresses::count(ctx.clone(), shutdown.clone());
     let caches = ctx.caches();
     let synced = async { ctx.synced.store(caches.listed().await, Ordering::Relaxed) };

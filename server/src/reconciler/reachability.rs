@@ -2,12 +2,16 @@
 //! `MemberClusterReachable` on every Loadbalancer of the cluster (the load balancer pages show
 //! it, and an address request's page shows it for its load balancer), and the metric.
 
-use app::domain::crd::CONDITION_REACHABLE;
+use app::domain::crd::{CONDITION_REACHABLE, Loadbalancer};
+use kube::Api;
 use kube::ResourceExt;
 use serde_json::json;
 
 use super::status::set_condition;
 use super::{Context, loadbalancer, tenant};
+
+/// Writes of a condition tried before the next report.
+const ATTEMPTS: usize = 5;
 
 /// Reports what the last sync of `cluster` found: `Ok`, or why it could not be reached. Only
 /// a change is written (a condition's status, reason or message).
@@ -17,18 +21,34 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
         Ok(()) => ("Reached", String::new()),
         Err(why) => ("Unreachable", why.clone()),
     };
+    let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     for lb in
         ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && tenant::live(&**lb))
     {
-        let before = lb.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
-        let mut conditions = before.clone();
-        set_condition(&mut conditions, CONDITION_REACHABLE, reached.is_ok(), reason, &message, None);
-        if conditions == before {
-            continue;
-        }
-        // NB: a conflict is left to the next report (a sync that fails is retried, and reports again).
-        if let Err(e) = loadbalancer::patch_status(ctx, &lb, json!({"conditions": conditions})).await {
-            tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "reachability not written");
+        let mut lb = (*lb).clone();
+        // NB: the counters are written beside, often while pairs are handed out: on a conflict,
+        // read the load balancer again and write again, so that the news is not left waiting
+        // for the next sync.
+        for _ in 0..ATTEMPTS {
+            let before = lb.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
+            let mut conditions = before.clone();
+            set_condition(&mut conditions, CONDITION_REACHABLE, reached.is_ok(), reason, &message, None);
+            if conditions == before {
+                break;
+            }
+            let read = match loadbalancer::patch_status(ctx, &lb, json!({"conditions": conditions})).await {
+                Ok(true) => break,
+                Ok(false) => lbs.get_opt(&lb.name_any()).await.map_err(super::Error::from),
+                Err(e) => Err(e),
+            };
+            match read {
+                Ok(Some(fresh)) => lb = fresh,
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "reachability not written");
+                    break;
+                }
+            }
         }
     }
 }

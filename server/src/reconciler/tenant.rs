@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::labels::{Labels, differing, label_namespaces, label_services};
 use super::status::set_condition;
-use super::{Context, Error, Result, Shutdown, Step, ingress, measured, reachability};
+use super::{Context, Error, Result, Step, ingress};
 
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
@@ -88,60 +88,6 @@ pub fn loadbalancer_changes() -> impl FnMut(&Loadbalancer) -> bool + Send + 'sta
     }
 }
 
-/// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
-/// the next run) and checks everything, drift included, every ensure period; a failed sync is
-/// retried with backoff.
-///
-/// It stops at `shutdown`, between syncs: a sync under way finishes first.
-pub async fn syncer(ctx: Arc<Context>, cluster: String, shutdown: Shutdown) {
-    let Some(requests) = ctx.sync_requests.get(&cluster).cloned() else { return };
-    let key = format!("sync/{cluster}");
-    // NB: an empty cache would withdraw everything: wait for the first complete lists.
-    let caches = ctx.caches();
-    let listed = tokio::select! {
-        listed = caches.listed() => listed,
-        _ = shutdown.clone() => false,
-    };
-    if !listed {
-        return;
-    }
-    let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
-    loop {
-        tokio::select! {
-            _ = requests.notified() => {}
-            _ = tokio::time::sleep_until(next_ensure) => {}
-            _ = shutdown.clone() => return,
-        }
-        let ensure = tokio::time::Instant::now() >= next_ensure;
-        loop {
-            let result = measured(&ctx, "sync", sync(&ctx, &cluster, None, ensure)).await;
-            match &result {
-                Ok(_) => reachability::report(&ctx, &cluster, Ok(())).await,
-                Err(e) if e.unreachable() => reachability::report(&ctx, &cluster, Err(e.to_string())).await,
-                Err(_) => {}
-            }
-            match result {
-                Ok(_) => {
-                    ctx.succeeded(&key);
-                    ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    break;
-                }
-                Err(e) => {
-                    let delay = ctx.backoff(&key);
-                    tracing::warn!(%cluster, error = %e, retry_in = ?delay, "sync failed");
-                    tokio::select! {
-                        _ = tokio::time::sleep(delay) => {}
-                        _ = shutdown.clone() => return,
-                    }
-                }
-            }
-        }
-        if ensure {
-            next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
-        }
-    }
-}
-
 /// Brings `cluster` to what its Loadbalancers, tickets and rules ask for (from the caches), and
 /// tells the tickets whose listeners or F5 Ingresses could not be placed why.
 /// `gone` names a ticket to leave out whatever the cache says (one being cleaned up).
@@ -153,8 +99,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     let client = ctx
         .clusters
         .member(cluster)
-        .ok_or_else(|| Error::Invalid(format!("cluster {cluster} is not known to lbdesk")))?
-        .clone();
+        .ok_or_else(|| Error::Invalid(format!("cluster {cluster} is not known to lbdesk")))?;
     // NB: the cached objects are shared, not copied: a sync runs after every change.
     let caches = ctx.caches();
     let lbs: Vec<Arc<Loadbalancer>> =
@@ -322,7 +267,7 @@ async fn write_configmap(
 /// Deletes the tenant's ConfigMap (its Loadbalancer is gone).
 pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -> Result<()> {
     let Some(client) = ctx.clusters.member(cluster) else { return Ok(()) };
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &place.namespace);
+    let api: Api<ConfigMap> = Api::namespaced(client, &place.namespace);
     match api.delete(&place.configmap, &Default::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),

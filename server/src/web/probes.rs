@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use app::ssr::AppState;
+use app::ssr::clusters::Clusters;
 use app::ssr::db::Db;
 use axum::Router;
 use axum::extract::State;
@@ -19,6 +20,7 @@ use crate::reconciler::Context;
 #[derive(Clone)]
 pub struct Probes {
     pub db: Db,
+    pub clusters: Clusters,
     pub metrics: Arc<Metrics>,
     /// The reconciler's context, when this process runs one.
     pub reconciler: Option<Arc<Context>>,
@@ -30,13 +32,17 @@ impl Probes {
     }
 }
 
-/// Ready once the database answers and, while this process runs the reconciler, its caches
+/// Ready once the database answers, the member clusters' registrations have been read and,
+/// while this process runs the reconciler, its caches
 /// have synced. NB: a process that runs no reconciler (or does not lead) serves pages and
 /// server functions, which read the API directly: it is ready with its database.
 async fn readyz(State(probes): State<Probes>) -> Response {
     if let Err(e) = sqlx::query("SELECT 1").execute(&probes.db.pool).await {
         tracing::warn!(error = %e, "not ready: database");
         return (StatusCode::SERVICE_UNAVAILABLE, "database unavailable").into_response();
+    }
+    if !probes.clusters.is_listed() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "the member clusters' Secrets are not read yet").into_response();
     }
     if probes.reconciler.as_ref().is_some_and(|c| !c.ready()) {
         return (StatusCode::SERVICE_UNAVAILABLE, "the reconciler's caches are not synced yet").into_response();

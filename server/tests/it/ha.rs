@@ -6,9 +6,6 @@
 //! over within 15 s.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use app::domain::crd::{Lbaddress, Lbticket, LbticketSpec, Loadbalancer, Phase};
@@ -16,38 +13,9 @@ use kube::api::{Api, ListParams, PostParams};
 use server::driver::sim::Call;
 
 use crate::helpers::{Backend, TestDb, until};
+use crate::processes::{Outside, Process, free_port, lbdesk};
 
 const TICKETS: usize = 200;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
-}
-
-/// `lbdesk` with `args`, its output in `dir/<name>.log`.
-fn lbdesk(dir: &Path, name: &str, args: &[String]) -> Child {
-    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
-    Command::new(env!("CARGO_BIN_EXE_lbdesk"))
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdout(log.try_clone().expect("log"))
-        .stderr(log)
-        .spawn()
-        .expect("lbdesk starts")
-}
-
-/// A process of the test, killed with SIGKILL when the test ends either way.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn answers(url: String) -> bool {
-    reqwest::get(url).await.is_ok_and(|r| r.status().is_success())
-}
 
 /// Whether the replica at `port` says it leads.
 async fn leads(port: u16) -> bool {
@@ -71,52 +39,20 @@ fn ticket(i: usize) -> Lbticket {
 async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
     let db = TestDb::new(Backend::Postgres).await;
     let dir = db.dir.path();
-    let (web, api, sim) = (free_port(), free_port(), free_port());
-    let store = |d: &str| {
-        let data = dir.join(d);
-        vec![format!("--data-dir={}", data.display()), format!("--database-url={}", db.url)]
-    };
-    let mut args = vec![
-        "serve".to_string(),
-        "--demo".into(),
-        "--no-reconciler".into(),
-        format!("--listen=127.0.0.1:{web}"),
-        format!("--api-listen=127.0.0.1:{api}"),
-    ];
-    args.extend(store("embedded"));
-    let _embedded = Process(lbdesk(dir, "embedded", &args));
-    until("the embedded API", 60, || answers(format!("http://127.0.0.1:{web}/healthz"))).await;
-    let mut args = vec!["kubeconfig".to_string(), "--as-lbdesk".into(), format!("--api-listen=127.0.0.1:{api}")];
-    args.extend(store("embedded"));
-    let printed = Command::new(env!("CARGO_BIN_EXE_lbdesk")).args(&args).output().expect("lbdesk kubeconfig");
-    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, &printed.stdout).expect("write");
-    let _driver = Process(lbdesk(dir, "driver", &["driver-sim".into(), format!("--listen=127.0.0.1:{sim}")]));
-    until("the driver", 30, || answers(format!("http://127.0.0.1:{sim}/_calls"))).await;
-
+    let outside = Outside::start(dir, Some(&db.url)).await;
     let ports = [free_port(), free_port()];
     let mut replicas: Vec<Option<Process>> = ports
         .iter()
         .enumerate()
         .map(|(i, port)| {
-            let mut args = vec![
-                "serve".to_string(),
-                "--mode=cluster".into(),
-                "--leader-elect".into(),
-                format!("--kubeconfig={}", kubeconfig.display()),
-                format!("--driver-url=http://127.0.0.1:{sim}"),
-                format!("--listen=127.0.0.1:{port}"),
-            ];
-            args.extend(store(&format!("replica-{i}")));
+            let mut args = outside.cluster_mode(&format!("replica-{i}"), Some(&db.url), *port);
+            args.push("--leader-elect".into());
             Some(Process(lbdesk(dir, &format!("replica-{i}"), &args)))
         })
         .collect();
     until("a leader", 60, || async { leads(ports[0]).await || leads(ports[1]).await }).await;
 
-    let kc = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config");
-    let mgmt = kube::Client::try_from(config).expect("client");
+    let mgmt = outside.mgmt().await;
     let lb: Loadbalancer = serde_json::from_value(serde_json::json!({
         "apiVersion": "ebcpaas.io/v1", "kind": "Loadbalancer", "metadata": {"name": "ha"},
         "spec": {
@@ -176,8 +112,12 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
         .expect("addresses");
     assert_eq!(addresses.items.len(), 2 * TICKETS, "one object per address, none left over");
 
-    let calls: Vec<Call> =
-        reqwest::get(format!("http://127.0.0.1:{sim}/_calls")).await.expect("calls").json().await.expect("json");
+    let calls: Vec<Call> = reqwest::get(format!("http://127.0.0.1:{}/_calls", outside.sim))
+        .await
+        .expect("calls")
+        .json()
+        .await
+        .expect("json");
     let mut records: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for c in calls.iter().filter(|c| c.ticket.starts_with("ha-")) {
         records.entry(c.ticket.as_str()).or_default().insert(c.record_id.as_str());

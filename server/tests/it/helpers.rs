@@ -205,7 +205,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
         leader_elect: false,
-        lease_namespace: "lbdesk-system".into(),
+        namespace: "lbdesk-system".into(),
         audit_retention_days: 365,
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: options.http.clone(),
@@ -296,10 +296,15 @@ pub fn lb_form(name: &str) -> app::screens::loadbalancers::LbForm {
 
 /// A browser session of demo user `name` (password `<name>-demo`), signed in.
 pub async fn signed_in(lbdesk: &Lbdesk, name: &str) -> reqwest::Client {
+    signed_in_at(&lbdesk.url, name).await
+}
+
+/// A browser signed in as the demo user `name` at the lbdesk serving `url`.
+pub async fn signed_in_at(url: &str, name: &str) -> reqwest::Client {
     let client = browser();
     let res = client
-        .post(format!("{}/api/login", lbdesk.url))
-        .header("origin", &lbdesk.url)
+        .post(format!("{url}/api/login"))
+        .header("origin", url)
         .form(&[("username", name), ("password", &format!("{name}-demo"))])
         .send()
         .await

@@ -15,6 +15,7 @@ mod listeners;
 mod log_capture;
 mod manifests;
 mod panics;
+mod processes;
 mod reconcile;
 mod reflector;
 mod render;

@@ -1,8 +1,8 @@
 //! The manifests in `deploy/`: every object is read into its k8s-openapi type with nothing left
 //! over (a misspelt field would be dropped), says what production needs (replicas, probes,
 //! resources, a non-root read-only container, a webhook that fails closed within Kubernetes'
-//! timeout), grants what the README lists and nothing more; kubectl takes the kinds the
-//! embedded API serves, and they are applied to it.
+//! timeout), grants what the README lists and nothing more; kubectl applies them all to the
+//! embedded API (but cert-manager's, which only cert-manager serves).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
 use kube::core::DynamicObject;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -145,6 +146,11 @@ fn the_deployments_are_made_for_production() {
             }
             let env: Vec<&str> = c.env.iter().flatten().map(|e| e.name.as_str()).collect();
             assert!(env.contains(&"DATABASE_URL"), "{name}: shares PostgreSQL");
+            // The management cluster through the service account, the members through Secrets.
+            assert!(!env.contains(&"KUBECONFIG"), "{name}: no kubeconfig in production");
+            let namespace = c.env.iter().flatten().find(|e| e.name == "LBDESK_NAMESPACE").expect("LBDESK_NAMESPACE");
+            let from = namespace.value_from.as_ref().and_then(|v| v.field_ref.as_ref()).map(|f| f.field_path.as_str());
+            assert_eq!(from, Some("metadata.namespace"), "{name}: its own namespace");
         }
     }
 }
@@ -200,25 +206,53 @@ fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_takes_the_manifests_the_embedded_api_can_hold() {
+async fn kubectl_applies_every_manifest_to_the_embedded_api() {
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
-    let files: Vec<String> = ["namespace.yaml", "service.yaml", "secrets.example.yaml"]
-        .iter()
-        .map(|f| deploy().join(f).display().to_string())
-        .collect();
-    let mut args = vec!["apply", "--dry-run=client"];
-    for f in &files {
-        args.extend(["-f", f.as_str()]);
+    // NB: cert-manager's kinds are served by cert-manager only; the namespace goes first; the
+    // member clusters' rights go to a member cluster.
+    let mut files: Vec<String> = documents().into_iter().map(|(file, _)| file).collect();
+    files.dedup();
+    files.retain(|f| f != "cert-manager.yaml");
+    files.sort_by_key(|f| f != "namespace.yaml");
+    let member = "member-cluster/rbac.yaml";
+    let (member, mgmt): (Vec<String>, Vec<String>) = files.into_iter().partition(|f| f == member);
+    for (context, files) in [("mgmt", mgmt), ("acp-region01", member)] {
+        let files: Vec<String> = files.iter().map(|f| deploy().join(f).display().to_string()).collect();
+        let mut args = vec!["--context", context, "apply", "--dry-run=client"];
+        for f in &files {
+            args.extend(["-f", f.as_str()]);
+        }
+        let (ok, out, err) = k.run(&args, None);
+        assert!(ok, "{out}{err}");
+        assert!(out.contains("created (dry run)"), "{out}");
+        args.retain(|a| *a != "--dry-run=client");
+        let (ok, out, err) = k.run(&args, None);
+        assert!(ok, "{out}{err}");
     }
-    let (ok, out, err) = k.run(&args, None);
-    assert!(ok, "{out}{err}");
-    assert!(out.contains("service/lbdesk created (dry run)"), "{out}");
-    args.retain(|a| *a != "--dry-run=client");
-    let (ok, out, err) = k.run(&args, None);
-    assert!(ok, "{out}{err}");
-    let (ok, out, err) =
-        k.run(&["get", "service", "lbdesk", "-n", "lbdesk-system", "-o", "jsonpath={.spec.ports[*].name}"], None);
-    assert!(ok && out == "http webhook", "{out}{err}");
+    let get = |what: &[&str], path: &str| {
+        let mut args = vec!["get"];
+        args.extend(what);
+        let jsonpath = format!("jsonpath={path}");
+        args.extend(["-o", jsonpath.as_str()]);
+        let (ok, out, err) = k.run(&args, None);
+        assert!(ok, "{what:?}: {err}");
+        out
+    };
+    assert_eq!(get(&["service", "lbdesk", "-n", "lbdesk-system"], "{.spec.ports[*].name}"), "http webhook");
+    assert_eq!(get(&["deployment", "lbdesk", "-n", "lbdesk-system"], "{.spec.replicas}"), "2");
+    assert_eq!(get(&["crd"], "{.items[*].spec.names.plural}"), "lbaddresses lbrules lbtickets loadbalancers");
+    assert_eq!(get(&["validatingwebhookconfiguration", "lbdesk"], "{.webhooks[*].failurePolicy}"), "Fail");
+    assert_eq!(
+        get(&["--context", "acp-region01", "clusterrole", "lbdesk-member"], "{.metadata.name}"),
+        "lbdesk-member"
+    );
+    // The example registration, as the API holds it, names its cluster and holds a kubeconfig.
+    let secret: Secret =
+        Api::namespaced(lbdesk.client("mgmt").await, "lbdesk-system").get("acp-region01").await.expect("held");
+    let (cluster, kubeconfig) = server::members::registration(&secret, "mgmt").expect("a registration");
+    assert_eq!(cluster, "acp-region01");
+    let kubeconfig = kubeconfig.expect("a kubeconfig");
+    assert_eq!(kubeconfig.current_context.as_deref(), Some("acp-region01"));
 }

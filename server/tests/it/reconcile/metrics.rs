@@ -8,11 +8,11 @@ use super::{loadbalancer, ticket, wait_phase, world};
 use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
 
 /// The value of the sample `line` starts (its name and labels) in the scraped `text`.
-fn sample(text: &str, series: &str) -> Option<f64> {
+pub(super) fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
-async fn scrape(url: &str) -> String {
+pub(super) async fn scrape(url: &str) -> String {
     let res = reqwest::get(format!("{url}/metrics")).await.expect("scrape");
     assert!(res.status().is_success(), "{}", res.status());
     let kind = res.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();

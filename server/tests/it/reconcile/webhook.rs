@@ -11,7 +11,7 @@ use super::{loadbalancer, ticket, wait_phase, world};
 use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
 use crate::web_tls::certificate;
 
-fn review(old: &Value, new: &Value) -> Value {
+pub(super) fn review(old: &Value, new: &Value) -> Value {
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",

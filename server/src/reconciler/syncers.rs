@@ -1,0 +1,157 @@
+//! One syncer per member cluster, started when the cluster is registered and stopped when it
+//! goes (a changed registration restarts it); and, for load balancers whose cluster is not
+//! usable, the reason shown on them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::Notify;
+
+use super::{Context, Shutdown, measured, reachability, tenant};
+
+/// What wakes the syncers: a [`Notify`] per member cluster, and one for the supervisor.
+#[derive(Default)]
+pub struct Wakers {
+    by_cluster: std::sync::RwLock<HashMap<String, Arc<Notify>>>,
+    supervisor: Notify,
+}
+
+impl Wakers {
+    /// Wakes every syncer and the supervisor: something they read changed.
+    pub fn wake_all(&self) {
+        self.by_cluster.read().unwrap_or_else(|p| p.into_inner()).values().for_each(|n| n.notify_one());
+        self.supervisor.notify_one();
+    }
+
+    /// The waker of `cluster`'s syncer, made awake: a new syncer syncs at once.
+    fn add(&self, cluster: &str) -> Arc<Notify> {
+        let notify = Arc::new(Notify::new());
+        notify.notify_one();
+        self.by_cluster.write().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), notify.clone());
+        notify
+    }
+
+    fn remove(&self, cluster: &str) {
+        self.by_cluster.write().unwrap_or_else(|p| p.into_inner()).remove(cluster);
+    }
+}
+
+/// Keeps one syncer running per usable member cluster until `shutdown`, then waits for them to
+/// stop (a sync under way finishes first). A load balancer whose cluster is not registered, or
+/// whose registration is unusable, says why.
+pub async fn supervise(ctx: Arc<Context>, shutdown: Shutdown) {
+    // NB: an empty cache would withdraw everything: wait for the first complete lists.
+    let caches = ctx.caches();
+    let listed = tokio::select! {
+        listed = caches.listed() => listed,
+        _ = shutdown.clone() => false,
+    };
+    if !listed {
+        return;
+    }
+    let mut changes = ctx.clusters.changes();
+    let mut running: HashMap<String, (u64, tokio::sync::oneshot::Sender<()>)> = HashMap::new();
+    let mut stopped = FuturesUnordered::new();
+    loop {
+        changes.borrow_and_update();
+        let members = ctx.clusters.usable();
+        running.retain(|cluster, (registered, _)| {
+            let keep = members.get(cluster) == Some(registered);
+            if !keep {
+                tracing::info!(%cluster, "member cluster changed or gone: its syncer stops");
+                ctx.wakers.remove(cluster);
+                ctx.forget(cluster);
+            }
+            keep
+        });
+        let new: Vec<(String, u64)> = members.into_iter().filter(|(c, _)| !running.contains_key(c)).collect();
+        for (cluster, registered) in new {
+            let (stop, stopping) = tokio::sync::oneshot::channel::<()>();
+            let requests = ctx.wakers.add(&cluster);
+            let until = shutdown.clone();
+            let own: Shutdown = async move {
+                tokio::select! {
+                    _ = until => {}
+                    _ = stopping => {}
+                }
+            }
+            .boxed()
+            .shared();
+            tracing::info!(%cluster, "member cluster registered: its syncer starts");
+            stopped.push(syncer(ctx.clone(), cluster.clone(), requests, own));
+            running.insert(cluster, (registered, stop));
+        }
+        report_unusable(&ctx).await;
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { break },
+            _ = ctx.wakers.supervisor.notified() => {}
+            Some(()) = stopped.next() => {}
+            _ = shutdown.clone() => break,
+        }
+    }
+    drop(running);
+    while stopped.next().await.is_some() {}
+}
+
+/// Tells each load balancer whose cluster cannot be used why (written only when it changes).
+async fn report_unusable(ctx: &Context) {
+    let named: BTreeSet<String> = ctx
+        .caches()
+        .loadbalancers
+        .state()
+        .iter()
+        .filter(|lb| tenant::live(&***lb))
+        .map(|lb| lb.spec.cluster.clone())
+        .collect();
+    for cluster in named {
+        if let Some(why) = ctx.clusters.problem(&cluster) {
+            reachability::report(ctx, &cluster, Err(why)).await;
+        }
+    }
+}
+
+/// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
+/// the next run) and checks everything, drift included, every ensure period; a failed sync is
+/// retried with backoff.
+///
+/// It stops at `shutdown`, between syncs: a sync under way finishes first.
+async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutdown: Shutdown) {
+    let key = format!("sync/{cluster}");
+    let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
+    loop {
+        tokio::select! {
+            _ = requests.notified() => {}
+            _ = tokio::time::sleep_until(next_ensure) => {}
+            _ = shutdown.clone() => return,
+        }
+        let ensure = tokio::time::Instant::now() >= next_ensure;
+        loop {
+            let result = measured(&ctx, "sync", tenant::sync(&ctx, &cluster, None, ensure)).await;
+            match &result {
+                Ok(_) => reachability::report(&ctx, &cluster, Ok(())).await,
+                Err(e) if e.unreachable() => reachability::report(&ctx, &cluster, Err(e.to_string())).await,
+                Err(_) => {}
+            }
+            match result {
+                Ok(_) => {
+                    ctx.succeeded(&key);
+                    ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
+                Err(e) => {
+                    let delay = ctx.backoff(&key);
+                    tracing::warn!(%cluster, error = %e, retry_in = ?delay, "sync failed");
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = shutdown.clone() => return,
+                    }
+                }
+            }
+        }
+        if ensure {
+            next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
+        }
+    }
+}

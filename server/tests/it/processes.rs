@@ -1,0 +1,127 @@
+//! lbdesk as separate processes, as a cluster runs it: one serves the embedded API without a
+//! reconciler (standing in for a real cluster), a driver simulator beside it, and lbdesk
+//! processes in cluster mode against them.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use crate::helpers::until;
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// `lbdesk` with `args`, its output in `dir/<name>.log`.
+pub fn lbdesk(dir: &Path, name: &str, args: &[String]) -> Child {
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
+    Command::new(env!("CARGO_BIN_EXE_lbdesk"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log)
+        .spawn()
+        .expect("lbdesk starts")
+}
+
+/// A process of the test, killed with SIGKILL when the test ends either way.
+pub struct Process(pub Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub async fn answers(url: String) -> bool {
+    reqwest::get(url).await.is_ok_and(|r| r.status().is_success())
+}
+
+/// The embedded API standing in for the clusters, and a driver simulator: what lbdesk in
+/// cluster mode runs against.
+pub struct Outside {
+    pub dir: PathBuf,
+    /// Its `--data-dir` and `--database-url`.
+    store: Vec<String>,
+    api: u16,
+    /// The management cluster's kubeconfig, as lbdesk's own user.
+    pub kubeconfig: PathBuf,
+    /// The driver simulator's port.
+    pub sim: u16,
+    _embedded: Process,
+    _driver: Process,
+}
+
+impl Outside {
+    /// Starts both in `dir`, the embedded API on the database at `database_url` (else SQLite
+    /// in its data directory).
+    pub async fn start(dir: &Path, database_url: Option<&str>) -> Outside {
+        let (web, api, sim) = (free_port(), free_port(), free_port());
+        let store = store(&dir.join("embedded"), database_url);
+        let mut args = vec![
+            "serve".to_string(),
+            "--demo".into(),
+            "--no-reconciler".into(),
+            format!("--listen=127.0.0.1:{web}"),
+            format!("--api-listen=127.0.0.1:{api}"),
+        ];
+        args.extend(store.clone());
+        let embedded = Process(lbdesk(dir, "embedded", &args));
+        until("the embedded API", 60, || answers(format!("http://127.0.0.1:{web}/healthz"))).await;
+        let driver = Process(lbdesk(dir, "driver", &["driver-sim".into(), format!("--listen=127.0.0.1:{sim}")]));
+        until("the driver", 30, || answers(format!("http://127.0.0.1:{sim}/_calls"))).await;
+        let outside = Outside {
+            dir: dir.to_path_buf(),
+            store,
+            api,
+            kubeconfig: dir.join("kubeconfig"),
+            sim,
+            _embedded: embedded,
+            _driver: driver,
+        };
+        let printed = outside.kubeconfig_of(None);
+        std::fs::write(&outside.kubeconfig, printed).expect("write");
+        outside
+    }
+
+    /// The kubeconfig `lbdesk kubeconfig --as-lbdesk` prints: of every cluster, the management
+    /// cluster current, or of `cluster` alone.
+    pub fn kubeconfig_of(&self, cluster: Option<&str>) -> Vec<u8> {
+        let mut args =
+            vec!["kubeconfig".to_string(), "--as-lbdesk".into(), format!("--api-listen=127.0.0.1:{}", self.api)];
+        args.extend(self.store.clone());
+        args.extend(cluster.map(|c| format!("--cluster={c}")));
+        let printed = Command::new(env!("CARGO_BIN_EXE_lbdesk")).args(&args).output().expect("lbdesk kubeconfig");
+        assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+        printed.stdout
+    }
+
+    /// A client of the management cluster, through that kubeconfig.
+    pub async fn mgmt(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config");
+        kube::Client::try_from(config).expect("client")
+    }
+
+    /// The arguments of lbdesk in cluster mode against these, its own state in `dir/<name>`
+    /// (on `database_url` when given), serving its pages on `port`.
+    pub fn cluster_mode(&self, name: &str, database_url: Option<&str>, port: u16) -> Vec<String> {
+        let mut args = vec![
+            "serve".to_string(),
+            "--mode=cluster".into(),
+            format!("--kubeconfig={}", self.kubeconfig.display()),
+            format!("--driver-url=http://127.0.0.1:{}", self.sim),
+            format!("--listen=127.0.0.1:{port}"),
+        ];
+        args.extend(store(&self.dir.join(name), database_url));
+        args
+    }
+}
+
+/// `--data-dir` and, when given, `--database-url`.
+fn store(data_dir: &Path, database_url: Option<&str>) -> Vec<String> {
+    let mut args = vec![format!("--data-dir={}", data_dir.display())];
+    args.extend(database_url.map(|url| format!("--database-url={url}")));
+    args
+}
