@@ -6,7 +6,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use futures::FutureExt;
-use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::Notify;
 
 use super::{Context, Shutdown, measured, reachability, tenant};
@@ -53,7 +52,8 @@ pub async fn supervise(ctx: Arc<Context>, shutdown: Shutdown) {
     }
     let mut changes = ctx.clusters.changes();
     let mut running: HashMap<String, (u64, tokio::sync::oneshot::Sender<()>)> = HashMap::new();
-    let mut stopped = FuturesUnordered::new();
+    // NB: spawned, so that the syncers run while the supervisor writes its reports.
+    let mut syncers = tokio::task::JoinSet::new();
     loop {
         changes.borrow_and_update();
         let members = ctx.clusters.usable();
@@ -80,19 +80,19 @@ pub async fn supervise(ctx: Arc<Context>, shutdown: Shutdown) {
             .boxed()
             .shared();
             tracing::info!(%cluster, "member cluster registered: its syncer starts");
-            stopped.push(syncer(ctx.clone(), cluster.clone(), requests, own));
+            syncers.spawn(syncer(ctx.clone(), cluster.clone(), requests, own));
             running.insert(cluster, (registered, stop));
         }
         report_unusable(&ctx).await;
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { break },
             _ = ctx.wakers.supervisor.notified() => {}
-            Some(()) = stopped.next() => {}
+            Some(_) = syncers.join_next() => {}
             _ = shutdown.clone() => break,
         }
     }
     drop(running);
-    while stopped.next().await.is_some() {}
+    while syncers.join_next().await.is_some() {}
 }
 
 /// Tells each load balancer whose cluster cannot be used why (written only when it changes).

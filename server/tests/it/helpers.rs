@@ -253,6 +253,8 @@ pub fn browser() -> reqwest::Client {
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
         .default_headers(same_origin.into_iter().collect())
+        // NB: an answer that never comes fails the test with its URL, not the whole run.
+        .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("client")
 }

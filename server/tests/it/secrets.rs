@@ -103,9 +103,9 @@ impl User {
             .json(args)
             .send()
             .await
-            .expect("request");
+            .unwrap_or_else(|e| panic!("{path} as {}: {e}", self.name));
         let status = res.status();
-        let body = res.text().await.expect("body");
+        let body = res.text().await.unwrap_or_else(|e| panic!("{path} as {}: {e}", self.name));
         assert!(!status.is_server_error(), "{path} as {}: {status}: {body}", self.name);
         self.answers.lock().expect("answers").push((format!("{path} as {} ({status})", self.name), body.clone()));
         (status, body)
@@ -118,8 +118,9 @@ impl User {
     }
 
     async fn page(&self, path: &str) -> (reqwest::StatusCode, String) {
-        let res = self.http.get(format!("{}{path}", self.url)).send().await.expect("page");
-        (res.status(), res.text().await.expect("body"))
+        let res = self.http.get(format!("{}{path}", self.url)).send().await;
+        let res = res.unwrap_or_else(|e| panic!("page {path} as {}: {e}", self.name));
+        (res.status(), res.text().await.unwrap_or_else(|e| panic!("page {path} as {}: {e}", self.name)))
     }
 
     async fn ticket(&self, name: &str) -> TicketDetail {
