@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
 use http::{HeaderValue, StatusCode, header};
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
@@ -29,10 +29,21 @@ use app::{App, shell};
 /// How long a session lives without activity.
 pub const SESSION_IDLE: time::Duration = time::Duration::hours(8);
 
+/// The pages' routes, listed once per process.
+///
+/// NB: listing them renders the app with every resource's loading suppressed process-wide
+/// (`leptos_server`'s `SuppressResourceLoad`): a resource first polled meanwhile, by a page
+/// another server of the same process renders, would wait forever (leptos-rs/leptos#4773).
+/// Listed once, before the first server serves, nothing renders meanwhile.
+pub fn routes() -> Vec<AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 /// The whole web application. `secure_cookies` when users reach it over HTTPS; `site` is where
 /// its pages come from (the cross-site check); `probes` answer `/readyz` and `/metrics`.
 pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin, probes: Probes) -> Router {
-    let routes = generate_route_list(App);
+    let routes = routes();
     let sessions = SessionManagerLayer::new(SqlSessionStore::new(state.db.clone()))
         .with_name("lbdesk_session")
         .with_http_only(true)

@@ -144,7 +144,8 @@ fn lb_form(credentials: &Credentials) -> LbForm {
 
 /// Every route of the app, its parameters filled with the scenario's objects.
 fn pages() -> Vec<String> {
-    let mut out: Vec<String> = leptos_axum::generate_route_list(app::App)
+    // NB: the server's own list: listing again would stall the pages other tests render.
+    let mut out: Vec<String> = server::web::routes()
         .iter()
         .map(|route| {
             let path = route.path();
