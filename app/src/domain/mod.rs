@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod as3;
+pub mod cis;
 pub mod cis_ingress;
 pub mod crd;
 pub mod ipam;

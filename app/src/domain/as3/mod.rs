@@ -171,6 +171,10 @@ struct VirtualServer {
 struct Member {
     service_port: u16,
     server_addresses: [String; 0],
+    /// NB: CIS copies this into every member it fills and writes `null` when it is absent,
+    /// which AS3 refuses (issue #24). `true` puts the nodes in `/Common`, so that one pod
+    /// backing pools of two tenants (listeners and F5 Ingresses) is one node on BIG-IP.
+    share_nodes: bool,
 }
 
 #[derive(Serialize)]
@@ -292,7 +296,7 @@ pub fn render(cluster: &str, tenant: &str, tickets: &[TicketInput], rules: &[Rul
                     Item::Pool(Pool {
                         class: "Pool",
                         monitors: [monitor(listener.protocol)],
-                        members: [Member { service_port: backend.port, server_addresses: [] }],
+                        members: [Member { service_port: backend.port, server_addresses: [], share_nodes: true }],
                     })
                 });
             }

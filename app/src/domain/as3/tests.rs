@@ -163,12 +163,25 @@ fn a_tenant_named_like_an_adc_key_is_refused() {
 #[cfg(feature = "ssr")]
 mod validation {
     use super::*;
-    use crate::domain::as3::validate::{MAX_BYTES, validate, validate_adc};
+    use crate::domain::as3::validate::{MAX_BYTES, validate, validate_adc, validate_posted};
 
     #[test]
     fn the_seed_declaration_validates() {
         let (lb, ticket, rule) = seed();
         validate(&render_seed(&lb, &ticket, &rule).expect("renders")).expect("valid");
+    }
+
+    #[test]
+    fn what_cis_posts_of_the_seed_is_valid_under_its_schema_and_would_not_be_without_share_nodes() {
+        let (lb, ticket, rule) = seed();
+        let rendered = render_seed(&lb, &ticket, &rule).expect("renders");
+        validate_posted(&rendered).expect("CIS's post is valid");
+        // The defect CIS met in the field: without shareNodes, CIS writes `"shareNodes": null`.
+        let without = Rendered { adc: rendered.adc.replace(r#","shareNodes":true"#, ""), ..rendered.clone() };
+        assert_ne!(without.adc, rendered.adc);
+        validate(&without).expect("the template alone passes");
+        let faults = validate_posted(&without).expect_err("what CIS posts does not");
+        assert!(faults[0].message.contains("shareNodes"), "{faults:?}");
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub const MAX_PATH: usize = 195;
 const BUILTIN_MONITORS: [&str; 7] = ["http", "https", "http2", "icmp", "tcp", "tcp-half-open", "udp"];
 
 static SCHEMA: &str = include_str!("schema/as3-schema.json");
+/// CIS v2.20.2's own copy of the AS3 3.52 schema: what it validates against before posting.
+static CIS_SCHEMA: &str = include_str!("schema/cis-as3-schema-3.52.json");
 
 /// `f5ip`: an IPv4 or IPv6 address, optional `%route-domain` and `/masklen`, or empty.
 pub fn f5ip(s: &str) -> bool {
@@ -47,24 +49,82 @@ pub fn f5bigip(s: &str) -> bool {
     s.len() > 1 && s.starts_with('/') && !s[1..].chars().any(forbidden)
 }
 
+/// A draft-07 validator of `schema` aimed at its definition `root`, with AS3's formats.
+fn build(schema: &str, root: &str) -> Result<jsonschema::Validator, String> {
+    let mut schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+    // NB: the root is `oneOf [AS3, ADC, …]`, whose errors say only "no branch matched";
+    // aiming at one definition gives errors that point into the declaration.
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("oneOf");
+        top.insert("$ref".into(), Value::String(format!("#/definitions/{root}")));
+    }
+    jsonschema::draft7::options()
+        .should_validate_formats(true)
+        .with_format("f5ip", f5ip)
+        .with_format("f5bigip", f5bigip)
+        .build(&schema)
+        .map_err(|e| e.to_string())
+}
+
 fn validator() -> Result<&'static jsonschema::Validator, Fault> {
     static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
-    let built = VALIDATOR.get_or_init(|| {
-        let mut schema: Value = serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
-        // NB: the root is `oneOf [AS3, ADC, …]`, whose errors say only "no branch matched";
-        // aiming at the ADC definition gives errors that point into the declaration.
-        if let Some(root) = schema.as_object_mut() {
-            root.remove("oneOf");
-            root.insert("$ref".into(), Value::String("#/definitions/ADC".into()));
-        }
-        jsonschema::draft7::options()
-            .should_validate_formats(true)
-            .with_format("f5ip", f5ip)
-            .with_format("f5bigip", f5bigip)
-            .build(&schema)
-            .map_err(|e| e.to_string())
-    });
+    let built = VALIDATOR.get_or_init(|| build(SCHEMA, "ADC"));
     built.as_ref().map_err(|e| Fault { origin: None, message: format!("the AS3 schema does not load: {e}") })
+}
+
+/// Checks an AS3 request (`{"class": "AS3", "declaration": …}`) as CIS v2.20.2 does before
+/// posting it: against its own AS3 3.52 schema. The first few errors, each with where.
+pub fn validate_as_cis(request: &Value) -> Result<(), String> {
+    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+    let validator = VALIDATOR
+        .get_or_init(|| build(CIS_SCHEMA, "AS3"))
+        .as_ref()
+        .map_err(|e| format!("CIS's AS3 schema does not load: {e}"))?;
+    let errors: Vec<String> =
+        validator.iter_errors(request).take(5).map(|e| format!("{e} (at {})", e.instance_path())).collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+}
+
+/// Checks what CIS will post for a rendered tenant: every discovered pool filled with one
+/// member as CIS fills it (fields copied from the template member), the header replaced, all
+/// validated against CIS's own schema. NB: the template alone passes while the filled pool
+/// does not (`shareNodes: null`), so both are checked before anything is written.
+pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
+    use crate::domain::cis::members::{Endpoint, fill, is_discovered};
+    let fail = |message: String| vec![Fault { origin: None, message }];
+    let mut tenant: Value = serde_json::from_str::<Value>(&rendered.adc)
+        .map_err(|e| fail(format!("not JSON: {e}")))?
+        .get(&rendered.tenant)
+        .cloned()
+        .unwrap_or(Value::Null);
+    for items in tenant.as_object_mut().into_iter().flatten().map(|(_, items)| items) {
+        for item in items.as_object_mut().into_iter().flatten().map(|(_, item)| item) {
+            let Some(pool) = item.as_object_mut() else { continue };
+            if pool.get("class") != Some(&Value::from("Pool")) {
+                continue;
+            }
+            if !is_discovered(pool) {
+                continue;
+            }
+            let port = pool
+                .get("members")
+                .and_then(|m| m.get(0))
+                .and_then(|m| m.get("servicePort"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0) as i32;
+            // NB: a documentation address (RFC 5737): only its shape matters here.
+            let one = Endpoint { address: "192.0.2.1".into(), port, service_port: port, priority_group: 0 };
+            fill(pool, &[one]);
+        }
+    }
+    let mut request = serde_json::json!({
+        "class": "AS3",
+        "declaration": {"class": "ADC", "schemaVersion": "3.52.0", "id": "urn:uuid:85626792-9ee7-46bb-8fc8-4ba708cfdc1d",
+                        "label": "CIS Declaration", "remark": "Auto-generated by CIS",
+                        "controls": {"class": "Controls", "userAgent": "CIS Configured AS3"}},
+    });
+    request["declaration"][&rendered.tenant] = tenant;
+    validate_as_cis(&request).map_err(|why| fail(format!("what CIS would post is invalid: {why}")))
 }
 
 fn fault(origins: &Origins, app: &str, item: &str, message: String) -> Fault {
