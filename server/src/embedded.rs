@@ -40,6 +40,70 @@ const SERVICES: [(&str, &[u16]); 6] = [
     ("dns", &[8053]),
 ];
 
+/// The Nodes of every simulated member cluster: (name, InternalIP).
+const NODES: [(&str, &str); 2] = [("node-1", "192.168.50.11"), ("node-2", "192.168.50.12")];
+
+/// The arguments of the simulated clusters' CIS: those README "Running in a cluster" gives,
+/// for the demo load balancer's namespace selector (`cis=shared`).
+pub const CIS_ARGS: [&str; 10] = [
+    "--bigip-url=https://192.0.2.10",
+    "--bigip-partition=cis",
+    "--namespace-label=cis=shared",
+    "--hubmode=true",
+    "--filter-tenants=false",
+    "--pool-member-type=cluster",
+    "--ingress-class=f5",
+    "--agent=as3",
+    "--share-nodes=true",
+    "--log-as3-response=true",
+];
+
+/// The CIS Deployment of a simulated member cluster: held, not run, so that lbdesk reads its
+/// arguments as it reads a real one's.
+fn cis_deployment(ns: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "k8s-bigip-ctlr", "namespace": ns, "labels": {"app": "k8s-bigip-ctlr"}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "k8s-bigip-ctlr"}},
+            "template": {
+                "metadata": {"labels": {"app": "k8s-bigip-ctlr"}},
+                "spec": {"containers": [{
+                    "name": "k8s-bigip-ctlr",
+                    "image": "f5networks/k8s-bigip-ctlr:2.20.2",
+                    "command": ["/app/bin/k8s-bigip-ctlr"],
+                    "args": CIS_ARGS,
+                }]},
+            },
+        },
+    })
+}
+
+fn demo_node((name, ip): (&str, &str)) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    })
+}
+
+/// Two ready pods per demo Service, one on each node, so that pools have members.
+fn demo_endpoints(ns: &str, index: usize, ports: &[u16]) -> Value {
+    let ns_octet = ns.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+    let addresses: Vec<Value> = NODES
+        .iter()
+        .enumerate()
+        .map(|(i, (node, _))| json!({"ip": format!("10.{ns_octet}.{index}.{}", i + 10), "nodeName": node}))
+        .collect();
+    let ports: Vec<Value> =
+        ports.iter().map(|p| json!({"name": format!("p{p}"), "port": p, "protocol": "TCP"})).collect();
+    json!({"apiVersion": "v1", "kind": "Endpoints", "subsets": [{"addresses": addresses, "ports": ports}]})
+}
+
 /// The embedded API, ready to serve.
 pub struct Embedded {
     pub api: Arc<Api>,
@@ -113,8 +177,24 @@ pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>)
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
             )
             .await?;
-            if name == mgmt || *ns == "kube-system" {
+            if name == mgmt {
                 continue;
+            }
+            if *ns == "kube-system" {
+                let cis = cis_deployment(ns);
+                seed(
+                    &store,
+                    name,
+                    find("apps", "v1", "deployments", true).context("deployments")?,
+                    ns,
+                    "k8s-bigip-ctlr",
+                    cis,
+                )
+                .await?;
+                continue;
+            }
+            for (index, (svc, ports)) in SERVICES.iter().enumerate() {
+                seed(&store, name, kind("endpoints")?, ns, svc, demo_endpoints(ns, index, ports)).await?;
             }
             for (svc, ports) in SERVICES {
                 let ports: Vec<Value> = ports
@@ -127,6 +207,11 @@ pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>)
                     "spec": {"type": "ClusterIP", "selector": {"app": svc}, "ports": ports},
                 });
                 seed(&store, name, kind("services")?, ns, svc, body).await?;
+            }
+        }
+        if name != mgmt {
+            for node in NODES {
+                seed(&store, name, kind("nodes")?, "", node.0, demo_node(node)).await?;
             }
         }
         clusters.push(name.to_string());

@@ -45,6 +45,11 @@ pub struct Cluster {
     pub cluster: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LoadbalancerLabel {
+    pub loadbalancer: String,
+}
+
 type Durations = Family<Kind, Histogram, fn() -> Histogram>;
 
 fn durations() -> Histogram {
@@ -61,6 +66,7 @@ pub struct Metrics {
     driver_calls: Family<DriverCall, Counter>,
     pairs: Family<Pairs, Gauge>,
     reachable: Family<Cluster, Gauge>,
+    cis_ready: Family<LoadbalancerLabel, Gauge>,
     leader: Gauge,
 }
 
@@ -95,9 +101,25 @@ impl Default for Metrics {
             "1 when the member cluster's last sync reached it, 0 when it could not",
             reachable.clone(),
         );
+        let cis_ready = Family::<LoadbalancerLabel, Gauge>::default();
+        registry.register(
+            "cis_ready",
+            "1 when the CIS serving the load balancer runs with arguments that post all lbdesk writes, 0 when not",
+            cis_ready.clone(),
+        );
         let leader = Gauge::default();
         registry.register("leader", "1 while this replica runs the reconciler", leader.clone());
-        Metrics { registry, reconciles, reconcile_seconds, queue_depth, driver_calls, pairs, reachable, leader }
+        Metrics {
+            registry,
+            reconciles,
+            reconcile_seconds,
+            queue_depth,
+            driver_calls,
+            pairs,
+            reachable,
+            cis_ready,
+            leader,
+        }
     }
 }
 
@@ -131,6 +153,11 @@ impl Metrics {
         self.reachable.get_or_create(&Cluster { cluster: cluster.into() }).set(i64::from(reached));
     }
 
+    /// Whether the CIS serving `loadbalancer` posts everything lbdesk writes for it.
+    pub fn cis_ready(&self, loadbalancer: &str, ready: bool) {
+        self.cis_ready.get_or_create(&LoadbalancerLabel { loadbalancer: loadbalancer.into() }).set(i64::from(ready));
+    }
+
     /// Whether this replica runs the reconciler.
     pub fn leading(&self, leads: bool) {
         self.leader.set(i64::from(leads));
@@ -158,6 +185,7 @@ mod tests {
         m.driver_called("request", "succ");
         m.pairs("demo", 3, 251);
         m.reachable("acp-region01", true);
+        m.cis_ready("demo", false);
         m.leading(true);
         m.waiting("lbticket", 7);
         let text = m.render();
@@ -168,6 +196,7 @@ mod tests {
             r#"lbdesk_pairs{loadbalancer="demo",state="used"} 3"#,
             r#"lbdesk_pairs{loadbalancer="demo",state="free"} 251"#,
             r#"lbdesk_member_cluster_reachable{cluster="acp-region01"} 1"#,
+            r#"lbdesk_cis_ready{loadbalancer="demo"} 0"#,
             r#"lbdesk_leader 1"#,
             r#"lbdesk_reconcile_queue_depth{kind="lbticket"} 7"#,
         ] {

@@ -18,7 +18,7 @@ mod reachability;
 
 pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
-pub use reachability::CONDITION_REACHABLE;
+pub use reachability::{CONDITION_CIS_READY, CONDITION_REACHABLE};
 
 /// The API group of every lbdesk resource.
 pub const GROUP: &str = "ebcpaas.io";
@@ -62,15 +62,19 @@ pub struct VeSpec {
     pub cidr: String,
 }
 
-/// Where this Loadbalancer's CIS reads its AS3 ConfigMap.
+/// Where this Loadbalancer's CIS reads its AS3 ConfigMap, and where its Deployment is.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub struct CisSpec {
     pub namespace: String,
+    /// The CIS Deployment as `namespace/name`; when absent, the Deployment in `namespace`
+    /// whose container runs `k8s-bigip-ctlr`. lbdesk reads its arguments (`CisReady`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
 }
 
 impl Default for CisSpec {
     fn default() -> Self {
-        Self { namespace: "kube-system".into() }
+        Self { namespace: "kube-system".into(), deployment: None }
     }
 }
 

@@ -105,6 +105,9 @@ pub fn kinds() -> &'static [Kind] {
             builtin("", "ConfigMap", "configmaps", true, &["cm"]),
             builtin("", "Secret", "secrets", true, &[]),
             builtin("", "Event", "events", true, &["ev"]),
+            // What CIS reads of a member cluster besides lbdesk's objects: the demo's backends.
+            builtin("", "Endpoints", "endpoints", true, &["ep"]),
+            builtin("", "Node", "nodes", false, &["no"]),
             builtin("networking.k8s.io", "Ingress", "ingresses", true, &["ing"]),
             builtin("events.k8s.io", "Event", "events", true, &["ev"]),
             builtin("coordination.k8s.io", "Lease", "leases", true, &[]),

@@ -89,7 +89,13 @@ pub(super) async fn label_namespaces(
         for k in managed.iter().filter(|k| !want.contains_key(*k)) {
             patch_labels.insert(k.clone(), Value::Null);
         }
-        let keys: Vec<&str> = want.keys().map(String::as_str).collect();
+        // NB: lbdesk owns only the keys it set: one already there with the wanted value is
+        // someone else's, and stays when lbdesk no longer needs it.
+        let keys: Vec<&str> = want
+            .iter()
+            .filter(|(k, v)| managed.contains(*k) || labels.get(*k) != Some(*v))
+            .map(|(k, _)| k.as_str())
+            .collect();
         let annotation = keys.join(",");
         let annotation_differs = ns.annotations().get(MANAGED_LABELS).map(String::as_str).unwrap_or("") != annotation;
         if patch_labels.is_empty() && !annotation_differs {

@@ -9,6 +9,7 @@
 
 mod addresses;
 mod allocation;
+mod cis;
 mod crash;
 mod ingress;
 mod labels;

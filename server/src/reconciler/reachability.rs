@@ -1,6 +1,7 @@
 //! Whether each member cluster answers, shown where operators look: the condition
 //! `MemberClusterReachable` on every Loadbalancer of the cluster (the load balancer pages show
-//! it, and an address request's page shows it for its load balancer), and the metric.
+//! it, and an address request's page shows it for its load balancer), and the metric. Also
+//! the writer of every per-load-balancer condition a sync finds (`CisReady` is the other).
 
 use app::domain::crd::{CONDITION_REACHABLE, Loadbalancer};
 use kube::Api;
@@ -21,18 +22,30 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
         Ok(()) => ("Reached", String::new()),
         Err(why) => ("Unreachable", why.clone()),
     };
+    set_on_loadbalancers(ctx, cluster, CONDITION_REACHABLE, |_| (reached.is_ok(), reason, message.clone())).await;
+}
+
+/// Sets the condition `type_` on every live Loadbalancer of `cluster` to what `of` says of
+/// it: (true or false, reason, message). Only a change is written.
+pub(super) async fn set_on_loadbalancers<'r>(
+    ctx: &Context,
+    cluster: &str,
+    type_: &str,
+    of: impl Fn(&Loadbalancer) -> (bool, &'r str, String),
+) {
     let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     for lb in
         ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && tenant::live(&**lb))
     {
         let mut lb = (*lb).clone();
+        let (ok, reason, message) = of(&lb);
         // NB: the counters are written beside, often while pairs are handed out: on a conflict,
         // read the load balancer again and write again, so that the news is not left waiting
         // for the next sync.
         for _ in 0..ATTEMPTS {
             let before = lb.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
             let mut conditions = before.clone();
-            set_condition(&mut conditions, CONDITION_REACHABLE, reached.is_ok(), reason, &message, None);
+            set_condition(&mut conditions, type_, ok, reason, &message, None);
             if conditions == before {
                 break;
             }
@@ -45,7 +58,7 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
                 Ok(Some(fresh)) => lb = fresh,
                 Ok(None) => break,
                 Err(e) => {
-                    tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "reachability not written");
+                    tracing::debug!(error = %e, loadbalancer = %lb.name_any(), condition = type_, "condition not written");
                     break;
                 }
             }

@@ -4,13 +4,14 @@
 //! Ingresses of F5 Ingresses (`ingress`). Computed as a whole from the current objects, so a
 //! sync is idempotent and repairs any drift.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use app::domain::as3::placement::{self, Placement, TEMPLATE_KEY};
-use app::domain::as3::{self, validate::validate};
+use app::domain::as3::{self, validate::validate, validate::validate_posted};
 use app::domain::cis_ingress;
 use app::domain::crd::{Condition, Lbrule, Lbticket, LbticketSpec, LbticketStatus, Loadbalancer};
+use app::domain::policy::effective_partition;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -123,17 +124,24 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     let mut previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
     let before = (!previous.is_empty()).then(|| Labels::of(&previous));
     let mut placed: HashMap<String, Placed> = HashMap::new();
+    let ingress_namespaces = ingress_namespaces(&lbs, &tickets);
     for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
         let Some(owner) = placement::owner(&tenant, lbs.iter().map(|lb| &lb.spec)) else {
             continue;
         };
-        let digest = as3::digest(cluster, &tenant, owner, &t, &r);
-        if let Some(last) = previous.remove(&tenant).filter(|last| last.digest == digest && !ensure) {
-            placed.insert(tenant, last);
+        let watched = ingress_namespaces.get(&tenant);
+        let digest = as3::digest(cluster, &tenant, owner, &t, &r) ^ as3::stable_hash(watched);
+        let last = previous.remove(&tenant);
+        if let Some(last) = last.as_ref().filter(|last| last.digest == digest && !ensure) {
+            placed.insert(tenant, last.clone());
             continue;
         }
         let place = Placement::of(owner);
-        let mut now = Placed { digest, ..Default::default() };
+        // NB: a tenant that cannot be written keeps its last good ConfigMap, so CIS must keep
+        // reading it: its namespaces and Services keep the labels they had.
+        let (namespaces, services) = last.map(|l| (l.namespaces, l.services)).unwrap_or_default();
+        let mut now = Placed { digest, namespaces, services, ..Default::default() };
+        now.namespaces.entry(place.namespace.clone()).or_default().extend(owner.nsselector.clone());
         let fault_of = |origin: &Option<as3::Origin>| origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
             Ok(rendered) => rendered,
@@ -148,7 +156,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         let current = deployed(&client, &place).await?;
         if current.as_ref().and_then(template_of) == Some(template.as_str()) {
             // NB: what is deployed was validated before it was written.
-        } else if let Err(found) = validate(&rendered) {
+        } else if let Err(found) = validate(&rendered).and_then(|()| validate_posted(&rendered)) {
             now.blocked = true;
             for fault in found {
                 now.faults.entry(fault_of(&fault.origin)).or_insert_with(|| fault.to_string());
@@ -158,7 +166,12 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             continue;
         }
         write_configmap(ctx, &client, current, &place, &template).await?;
-        for ns in &rendered.namespaces {
+        now.namespaces.clear();
+        now.services.clear();
+        // NB: CIS reads a ConfigMap, an Ingress or a pool's Service only in a namespace its
+        // --namespace-label selects (--hubmode widens the Service lookup, not the watches).
+        let cis_reads = rendered.namespaces.iter().chain(watched.into_iter().flatten()).chain([&place.namespace]);
+        for ns in cis_reads {
             now.namespaces.entry(ns.clone()).or_default().extend(owner.nsselector.clone());
         }
         for ((ns, svc), l) in &rendered.services {
@@ -181,8 +194,20 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         faults.entry(ticket).or_insert(why);
     }
     report(ctx, &tickets, &faults).await?;
+    super::cis::report(ctx, &client, cluster).await;
     ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
     Ok(faults)
+}
+
+/// Per AS3 tenant, the namespaces of its load balancers' live F5 Ingresses.
+fn ingress_namespaces(lbs: &[Arc<Loadbalancer>], tickets: &[Arc<Lbticket>]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for t in tickets.iter().filter(|t| cis_ingress::is_live(&t.spec, t.status.as_ref())) {
+        if let Some(lb) = lbs.iter().find(|lb| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str())) {
+            out.entry(effective_partition(&lb.spec).to_string()).or_default().insert(t.spec.namespace.clone());
+        }
+    }
+    out
 }
 
 /// The `Rendered` condition (and message) of each live ticket: why its listeners or F5

@@ -4,6 +4,7 @@ mod accounts;
 mod api_input;
 mod audit;
 mod boundary;
+mod cis;
 mod conformance;
 mod demo;
 mod ha;

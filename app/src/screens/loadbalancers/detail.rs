@@ -58,6 +58,11 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
                 <span class="muted">{why}</span>
             </div>
         })}
+        {d.row.cis_not_ready.clone().map(|why| view! {
+            <div class="notice-bad" role="status">
+                "CIS will not post everything lbdesk writes for this load balancer: " {why}
+            </div>
+        })}
         <dl class="facts">
             <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
             <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>

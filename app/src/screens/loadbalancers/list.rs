@@ -50,10 +50,11 @@ fn lb_table(rows: Vec<LbRow>) -> AnyView {
                 <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
                 <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
                 <td>{r.tickets}</td>
-                <td>{match (&r.unreachable, r.ready) {
-                    (Some(why), _) => view! { <span class="badge badge-bad" title=why.clone()>"Cluster unreachable"</span> }.into_any(),
-                    (None, true) => view! { <span class="badge badge-ok">"Ready"</span> }.into_any(),
-                    (None, false) => view! { <span class="badge badge-info">"Pending"</span> }.into_any(),
+                <td>{match (&r.unreachable, &r.cis_not_ready, r.ready) {
+                    (Some(why), _, _) => view! { <span class="badge badge-bad" title=why.clone()>"Cluster unreachable"</span> }.into_any(),
+                    (None, Some(why), _) => view! { <span class="badge badge-bad" title=why.clone()>"CIS not ready"</span> }.into_any(),
+                    (None, None, true) => view! { <span class="badge badge-ok">"Ready"</span> }.into_any(),
+                    (None, None, false) => view! { <span class="badge badge-info">"Pending"</span> }.into_any(),
                 }}</td>
             </tr>
         }

@@ -55,6 +55,8 @@ pub struct LbRow {
     pub ready: bool,
     /// Why its member cluster cannot be reached, when the last sync could not reach it.
     pub unreachable: Option<String>,
+    /// Why its CIS would not post what lbdesk writes (`CisReady` False).
+    pub cis_not_ready: Option<String>,
 }
 
 /// The create/edit form. Secrets are write-only: `None` keeps what is stored.

@@ -44,6 +44,7 @@ fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
         tickets: loadbalancer_use(lb, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))),
         ready: capacity.is_some(),
         unreachable: lb.unreachable().map(String::from),
+        cis_not_ready: lb.cis_not_ready().map(String::from),
     }
 }
 
@@ -107,6 +108,7 @@ fn spec_of(form: &LbForm) -> LoadbalancerSpec {
             } else {
                 form.cis_namespace.trim().into()
             },
+            deployment: None,
         },
         scope: form.scope.clone(),
         reserved: form
@@ -267,6 +269,9 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
         (None, None) => {}
     }
     let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
+    let mut spec = spec;
+    // NB: the form does not show where the CIS Deployment is (set with kubectl); a save keeps it.
+    spec.cis.deployment = existing.and_then(|old| old.spec.cis.deployment.clone());
     let mut lb = Loadbalancer::new(&name, spec);
     lb.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.clone())]));
     let saved = match existing {

@@ -11,8 +11,8 @@ use serde_json::json;
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
 use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{
-    CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbaddress, Lbrule,
-    Lbticket, LbticketSpec, Loadbalancer, address_name,
+    CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
+    Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
@@ -71,7 +71,18 @@ pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
     // NB: the load balancer's word on its cluster, without the error's details (addresses of
     // the bank's infrastructure are not a tenant's to read).
     let lb = Api::<Loadbalancer>::all(ssr::mgmt()?).get_opt(&t.spec.loadbalancer).await;
-    if let Some(lb) = lb.ok().flatten().filter(|lb| lb.unreachable().is_some()) {
+    let lb = lb.ok().flatten();
+    if let Some(why) = lb.as_ref().and_then(|lb| lb.cis_not_ready()) {
+        // NB: the reason names CIS's flags and the cluster, nothing of another project.
+        status.conditions.push(Condition {
+            type_: CONDITION_CIS_READY.into(),
+            status: "False".into(),
+            reason: "CisMisconfigured".into(),
+            message: format!("What this request places may not reach BIG-IP: {why}. Ask a platform admin."),
+            ..Default::default()
+        });
+    }
+    if let Some(lb) = lb.filter(|lb| lb.unreachable().is_some()) {
         status.conditions.push(Condition {
             type_: CONDITION_REACHABLE.into(),
             status: "False".into(),

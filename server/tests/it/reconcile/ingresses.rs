@@ -127,6 +127,13 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     assert_eq!(found.spec.as_ref().and_then(|s| s.ingress_class_name.as_deref()), Some("f5"));
     assert!(carries(&w.member, "pay", &shop, &veip).await);
     until("the ticket to say its generation is written", 10, || written(&w.tickets, "pay")).await;
+    // What CIS will post (issue #24): the Ingress's namespace is watched (labelled though it
+    // holds no listener), its virtual server and pool are there, the pool has members.
+    let cis = crate::cis::readme_args(&BTreeMap::from([("zone".to_string(), "f5".to_string())]));
+    until("CIS to post the F5 Ingress with its members", 10, || async {
+        crate::cis::carries_ingress(&crate::cis::posted(&w.member, &cis).await, "payments_ingress", &veip)
+    })
+    .await;
 
     // Edited, and a second one: both follow; the first removed goes.
     let (moved, cart) = (f5("shop", "/v2", "web-v1"), f5("cart", "/cart", "web-v2"));
@@ -165,6 +172,8 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     set_state(&w.tickets, "pay", "Deleted").await;
     wait_phase(&w.tickets, "pay", Phase::Deleted).await;
     assert!(ours(&w.member).await.is_empty(), "no Ingress outlives its ticket");
+    let posted = crate::cis::posted(&w.member, &cis).await;
+    assert!(!crate::cis::carries_ingress(&posted, "payments_ingress", &veip), "nothing of it is posted");
     untouched(&w.member, &own).await;
     untouched(&w.member, &legacy).await;
 }

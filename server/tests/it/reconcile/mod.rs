@@ -216,6 +216,15 @@ async fn a_ticket_goes_through_its_whole_life() {
         namespace_labels(&w.member).await.get("zone").map(String::as_str) == Some("f5")
     })
     .await;
+    // What CIS will post (issue #24): the ConfigMap is read (its namespace is labelled), the
+    // pools are filled from the Endpoints, and the declaration is valid under CIS's schema.
+    let cis = crate::cis::readme_args(&BTreeMap::from([("zone".to_string(), "f5".to_string())]));
+    let pools = ["web-v1_8080_pool", "web-v2_8080_pool"];
+    until("CIS to post the listener with its members", 10, || async {
+        let posted = crate::cis::posted(&w.member, &cis).await;
+        crate::cis::carries_listener(&posted, "acp-region01", "team-a_http_app", "vs_web_80", &pools)
+    })
+    .await;
 
     // Disabled: withdrawn, addresses kept.
     w.tickets
@@ -228,6 +237,12 @@ async fn a_ticket_goes_through_its_whole_life() {
         deployed(&w.member).await.is_some_and(|d| d["acp-region01"] == json!({"class": "Tenant"}))
     })
     .await;
+    let posted = crate::cis::posted(&w.member, &cis).await;
+    assert_eq!(
+        posted.tenant("acp-region01"),
+        Some(&json!({"class": "Tenant", "defaultRouteDomain": 0})),
+        "CIS posts the emptied tenant, which withdraws it from BIG-IP"
+    );
     until("labels to go", 10, || async {
         !service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
             && !namespace_labels(&w.member).await.contains_key("zone")
