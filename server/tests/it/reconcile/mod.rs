@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 
+mod cis_ready;
 mod cluster_mode;
 mod contention;
 mod faults;
