@@ -142,12 +142,23 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         let (namespaces, services) = last.map(|l| (l.namespaces, l.services)).unwrap_or_default();
         let mut now = Placed { digest, namespaces, services, ..Default::default() };
         now.namespaces.entry(place.namespace.clone()).or_default().extend(owner.nsselector.clone());
-        let fault_of = |origin: &Option<as3::Origin>| origin.as_ref().map(|o| o.ticket.clone()).unwrap_or_default();
+        // NB: a fault of no one ticket holds the whole tenant back: every ticket of it says so,
+        // so that none is reported written while the member cluster keeps the last good one.
+        let hold = |faults: &mut Faults, fault: as3::Fault| match &fault.origin {
+            Some(origin) => {
+                faults.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
+            }
+            None => {
+                for ticket in &t {
+                    faults.entry(ticket.name.to_string()).or_insert_with(|| format!("held back: {fault}"));
+                }
+            }
+        };
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
             Ok(rendered) => rendered,
             Err(fault) => {
                 now.blocked = true;
-                now.faults.insert(fault_of(&fault.origin), fault.to_string());
+                hold(&mut now.faults, fault);
                 placed.insert(tenant, now);
                 continue;
             }
@@ -159,7 +170,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         } else if let Err(found) = validate(&rendered).and_then(|()| validate_posted(&rendered)) {
             now.blocked = true;
             for fault in found {
-                now.faults.entry(fault_of(&fault.origin)).or_insert_with(|| fault.to_string());
+                hold(&mut now.faults, fault);
             }
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
             placed.insert(tenant, now);

@@ -89,6 +89,35 @@ async fn a_listener_is_previewed_saved_and_carried_by_the_member_cluster(backend
     assert!(template.contains(&names::virtual_server("shop", 80)), "{template}");
     assert!(template.contains(&names::pool("web-v2", 8080)), "{template}");
 
+    // A listener of every other protocol; what the member cluster's CIS will post (issue #24)
+    // carries each virtual server, its pools filled from the Endpoints, valid under CIS's schema.
+    for (name, port, protocol, service, service_port) in [
+        ("secure", 443, Protocol::Https, "api-canary", 8080),
+        ("ssh", 22, Protocol::Tcp, "ssh-gw", 2222),
+        ("dns", 53, Protocol::Udp, "dns", 8053),
+    ] {
+        let listener = ListenerForm { protocol, ..form("shop", name, port, vec![svc(service, service_port, 100)]) };
+        assert_eq!(ok::<String>(alice.json("listener/save", json!({"form": listener})).await).await, name);
+    }
+    let member = lbdesk.client("acp-region01").await;
+    let cis = crate::cis::readme_args(&[("zone".to_string(), "f5".to_string())].into());
+    until("CIS to post every listener with members", 20, || async {
+        let posted = crate::cis::posted(&member, &cis).await;
+        [
+            ("default_http_app", 80, &["web-v1", "web-v2"][..], 8080),
+            ("default_https_app", 443, &["api-canary"], 8080),
+            ("default_tcp_app", 22, &["ssh-gw"], 2222),
+            ("default_udp_app", 53, &["dns"], 8053),
+        ]
+        .into_iter()
+        .all(|(app, port, services, service_port)| {
+            let pools: Vec<String> = services.iter().map(|s| names::pool(s, service_port)).collect();
+            let pools: Vec<&str> = pools.iter().map(String::as_str).collect();
+            crate::cis::carries_listener(&posted, "acp-region01", app, &names::virtual_server("shop", port), &pools)
+        })
+    })
+    .await;
+
     // Its Services are no longer offered to another listener, but are to itself.
     let others = choices(&alice, "shop", "").await;
     assert!(others.services.iter().all(|s| !s.name.starts_with("web-v")), "{:?}", others.services);

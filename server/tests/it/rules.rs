@@ -65,7 +65,7 @@ async fn of_listener(user: &User, listener: &str) -> RulesOfListener {
 }
 
 async fn rules_are_added_reordered_and_carried_by_the_member_cluster(backend: Backend) {
-    let (_lbdesk, alice) = with_listeners(backend).await;
+    let (lbdesk, alice) = with_listeners(backend).await;
     let offered: RuleChoices =
         ok(alice.form("rule/choices", &[("ticket", "shop"), ("listener", "web"), ("name", "")]).await).await;
     assert_eq!((offered.add, offered.editing, offered.rule.name.as_str()), (None, false, "shop-web-1"));
@@ -113,6 +113,27 @@ async fn rules_are_added_reordered_and_carried_by_the_member_cluster(backend: Ba
         }
     })
     .await;
+
+    // What CIS will post (issue #24) carries the same iRule, and both listeners with members.
+    let member = lbdesk.client("acp-region01").await;
+    let cis = crate::cis::readme_args(&[("zone".to_string(), "f5".to_string())].into());
+    let posted = crate::cis::posted(&member, &cis).await;
+    let irule = posted.tenant("acp-region01").map(|t| t["default_http_app"]["vs_shop_80_irule"]["iRule"].to_string());
+    assert!(irule.is_some_and(|i| i.find("a.example.com") < i.find("X-Canary")), "{posted:?}");
+    assert!(crate::cis::carries_listener(
+        &posted,
+        "acp-region01",
+        "default_http_app",
+        "vs_shop_80",
+        &["web-v1_8080_pool", "web-v2_8080_pool"]
+    ));
+    assert!(crate::cis::carries_listener(
+        &posted,
+        "acp-region01",
+        "default_tcp_app",
+        "vs_shop_5432",
+        &["api_8080_pool"]
+    ));
 
     ok::<()>(alice.form("rule/delete", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await).await;
     let left: Vec<String> = of_listener(&alice, "web").await.rules.into_iter().map(|r| r.name).collect();

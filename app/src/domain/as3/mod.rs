@@ -177,10 +177,18 @@ struct Member {
     share_nodes: bool,
 }
 
+/// A pool monitor: a built-in name, or a path on BIG-IP.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Monitor {
+    Name(&'static str),
+    BigIp(BigIp),
+}
+
 #[derive(Serialize)]
 struct Pool {
     class: &'static str,
-    monitors: [&'static str; 1],
+    monitors: [Monitor; 1],
     members: [Member; 1],
 }
 
@@ -206,8 +214,13 @@ fn service_class(p: Protocol) -> &'static str {
 }
 
 /// The pool monitor of a listener protocol: HTTPS listeners re-encrypt, so backends speak TLS.
-fn monitor(p: Protocol) -> &'static str {
-    p.as_str()
+/// NB: UDP's is named by its BIG-IP path: the name `udp` is not in the AS3 3.52 schema CIS
+/// validates against (it came in a later AS3), so CIS would refuse the whole declaration.
+fn monitor(p: Protocol) -> Monitor {
+    match p {
+        Protocol::Udp => Monitor::BigIp(BigIp { bigip: "/Common/udp" }),
+        other => Monitor::Name(other.as_str()),
+    }
 }
 
 fn persistence(s: Session) -> Vec<&'static str> {

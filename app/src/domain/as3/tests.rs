@@ -172,6 +172,18 @@ mod validation {
     }
 
     #[test]
+    fn what_cis_posts_is_valid_for_a_listener_of_every_protocol() {
+        // NB: AS3 3.52, which CIS validates against, has no built-in monitor named `udp`.
+        for protocol in [Protocol::Http, Protocol::Https, Protocol::Tcp, Protocol::Udp] {
+            let (lb, mut ticket, rule) = seed();
+            ticket.spec.listeners[1].protocol = protocol;
+            let rendered = render_seed(&lb, &ticket, &rule).expect("renders");
+            validate(&rendered).unwrap_or_else(|f| panic!("{protocol:?}: {f:?}"));
+            validate_posted(&rendered).unwrap_or_else(|f| panic!("{protocol:?}: {f:?}"));
+        }
+    }
+
+    #[test]
     fn what_cis_posts_of_the_seed_is_valid_under_its_schema_and_would_not_be_without_share_nodes() {
         let (lb, ticket, rule) = seed();
         let rendered = render_seed(&lb, &ticket, &rule).expect("renders");

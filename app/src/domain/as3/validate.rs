@@ -72,16 +72,19 @@ fn validator() -> Result<&'static jsonschema::Validator, Fault> {
     built.as_ref().map_err(|e| Fault { origin: None, message: format!("the AS3 schema does not load: {e}") })
 }
 
+fn cis_validator() -> Result<&'static jsonschema::Validator, String> {
+    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+    VALIDATOR
+        .get_or_init(|| build(CIS_SCHEMA, "AS3"))
+        .as_ref()
+        .map_err(|e| format!("CIS's AS3 schema does not load: {e}"))
+}
+
 /// Checks an AS3 request (`{"class": "AS3", "declaration": …}`) as CIS v2.20.2 does before
 /// posting it: against its own AS3 3.52 schema. The first few errors, each with where.
 pub fn validate_as_cis(request: &Value) -> Result<(), String> {
-    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
-    let validator = VALIDATOR
-        .get_or_init(|| build(CIS_SCHEMA, "AS3"))
-        .as_ref()
-        .map_err(|e| format!("CIS's AS3 schema does not load: {e}"))?;
     let errors: Vec<String> =
-        validator.iter_errors(request).take(5).map(|e| format!("{e} (at {})", e.instance_path())).collect();
+        cis_validator()?.iter_errors(request).take(5).map(|e| format!("{e} (at {})", e.instance_path())).collect();
     if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
 }
 
@@ -124,7 +127,24 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
                         "controls": {"class": "Controls", "userAgent": "CIS Configured AS3"}},
     });
     request["declaration"][&rendered.tenant] = tenant;
-    validate_as_cis(&request).map_err(|why| fail(format!("what CIS would post is invalid: {why}")))
+    let faults: Vec<Fault> = cis_validator()
+        .map_err(fail)?
+        .iter_errors(&request)
+        .take(20)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let parts: Vec<&str> = path.split('/').skip(1).collect();
+            let origin = match parts.as_slice() {
+                ["declaration", _, app, item, ..] => origin_of(&rendered.origins, app, item).cloned(),
+                _ => None,
+            };
+            Fault {
+                origin,
+                message: format!("what CIS would post is invalid under its AS3 3.52 schema: {e} (at {path})"),
+            }
+        })
+        .collect();
+    if faults.is_empty() { Ok(()) } else { Err(faults) }
 }
 
 fn fault(origins: &Origins, app: &str, item: &str, message: String) -> Fault {

@@ -104,3 +104,77 @@ async fn an_address_object_written_by_hand_is_refused() {
     let refused = addresses.delete(&held, &Default::default()).await.expect_err("refused");
     assert!(matches!(&refused, kube::Error::Api(e) if e.code == 403), "{refused:?}");
 }
+
+/// What the version before issue #24 wrote: pool members without `shareNodes` (CIS then
+/// posts `null`), and no label on the ConfigMap's namespace (CIS then never reads it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configmap_and_labels_of_the_earlier_version_are_corrected_without_a_flap() {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::runtime::watcher;
+
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    until("the ConfigMap", 10, || async { super::deployed(&w.member).await.is_some() }).await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
+    let namespaces: Api<Namespace> = Api::all(w.member.clone());
+
+    // Everything seen of the ConfigMap and of kube-system's labels from now on.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let cms = configmaps.clone();
+    let watching = tokio::spawn(async move {
+        let mut events =
+            watcher(cms, watcher::Config::default().fields("metadata.name=lbdesk-as3-acp-region01")).boxed();
+        while let Some(Ok(event)) = events.next().await {
+            let line = match event {
+                watcher::Event::Apply(cm) | watcher::Event::InitApply(cm) => {
+                    cm.data.and_then(|d| d.get("template").cloned()).unwrap_or_default()
+                }
+                watcher::Event::Delete(_) => "deleted".into(),
+                _ => continue,
+            };
+            record.lock().expect("lock").push(line);
+        }
+    });
+
+    // The earlier version's state: a template without shareNodes, kube-system unlabelled.
+    let mut cm = configmaps.get("lbdesk-as3-acp-region01").await.expect("cm");
+    let template = cm.data.as_ref().and_then(|d| d.get("template")).cloned().expect("a template");
+    assert!(template.contains(r#""shareNodes":true"#));
+    let old = template.replace(r#","shareNodes":true"#, "");
+    cm.data = Some([("template".to_string(), old.clone())].into());
+    configmaps.replace("lbdesk-as3-acp-region01", &PostParams::default(), &cm).await.expect("old template");
+    let unlabel = json!({"metadata": {"labels": {"zone": null}}});
+    namespaces.patch("kube-system", &Default::default(), &kube::api::Patch::Merge(&unlabel)).await.expect("unlabel");
+
+    // The next sync corrects both.
+    until("the template corrected", 20, || async {
+        super::deployed(&w.member).await.is_some_and(|d| d.to_string().contains(r#""shareNodes":true"#))
+    })
+    .await;
+    until("kube-system labelled", 20, || async {
+        namespaces
+            .get("kube-system")
+            .await
+            .ok()
+            .is_some_and(|ns| ns.metadata.labels.unwrap_or_default().get("zone").map(String::as_str) == Some("f5"))
+    })
+    .await;
+    let cis = crate::cis::readme_args(&[("zone".to_string(), "f5".to_string())].into());
+    let posted = crate::cis::posted(&w.member, &cis).await;
+    let pools = ["web-v1_8080_pool", "web-v2_8080_pool"];
+    assert!(crate::cis::carries_listener(&posted, "acp-region01", "team-a_http_app", "vs_web_80", &pools));
+    watching.abort();
+    // Nothing deployed flapped: the ConfigMap was never deleted and every version of it held
+    // the listener's virtual server.
+    let seen = seen.lock().expect("lock").clone();
+    assert!(seen.iter().any(|t| *t == old), "the old template was seen");
+    for template in &seen {
+        assert_ne!(template, "deleted", "the ConfigMap was never deleted");
+        assert!(template.contains(r#""vs_web_80""#), "every version carries the listener: {template}");
+    }
+}
