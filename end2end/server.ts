@@ -29,12 +29,36 @@ export function panics(from = 0): string[] {
   return lines.flatMap((line, i) => (line.includes('panicked at') ? [line, lines[i + 1] ?? ''] : []));
 }
 
-/** Runs kubectl against the embedded API as its admin (from `lbdesk kubeconfig`); its output. */
-export function kubectl(args: string[], input?: string): string {
-  const kubeconfig = path.join(dataDir, 'e2e-kubeconfig');
-  if (!fs.existsSync(kubeconfig)) {
+/** The embedded API's kubeconfig, as its admin (from `lbdesk kubeconfig`), written once. */
+function kubeconfig(): string {
+  const file = path.join(dataDir, 'e2e-kubeconfig');
+  if (!fs.existsSync(file)) {
     const text = execFileSync(bin, ['kubeconfig', '--data-dir', dataDir, '--api-listen', `127.0.0.1:${apiPort}`]);
-    fs.writeFileSync(kubeconfig, text, { mode: 0o600 });
+    fs.writeFileSync(file, text, { mode: 0o600 });
   }
-  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
+  return file;
+}
+
+/** Runs kubectl against the embedded API as its admin; its output. */
+export function kubectl(args: string[], input?: string): string {
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig(), ...args], { input, encoding: 'utf8' });
+}
+
+/** What one member cluster's CIS will post to BIG-IP now, from `lbdesk cis-post` (lbdesk's
+ * model of CIS v2.20.2 over what the cluster holds). The command fails, and so the test,
+ * when CIS would post an invalid declaration or hold a tenant back. */
+export function cisPost(cluster = 'acp-region01'): {
+  posts: { path: string; valid: boolean; body: { declaration: Record<string, any> } }[];
+  ignored: { what: string; why: string }[];
+} {
+  const printed = execFileSync(bin, ['cis-post', '--kubeconfig', kubeconfig(), '--context', cluster], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(printed);
+}
+
+/** The tenant `tenant` as CIS will post it, if it posts it. */
+export function postedTenant(tenant: string, cluster = 'acp-region01'): Record<string, any> | undefined {
+  return cisPost(cluster).posts.find((p) => p.body.declaration[tenant])?.body.declaration[tenant];
 }

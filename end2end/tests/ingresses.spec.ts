@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { kubectl } from '../server';
+import { kubectl, postedTenant } from '../server';
 import { hydrated, requestAddress, signedIn, users } from './helpers';
 
 // One story, in order: a tenant serves an F5 Ingress on an Enabled address of type ingress, finds
@@ -49,6 +49,15 @@ test('a tenant adds an F5 Ingress; the member cluster holds it with the annotati
   expect(ingress.metadata.annotations['kubernetes.io/ingress.class']).toBe('f5');
   expect(ingress.spec.ingressClassName).toBe('f5');
   expect(ingress.metadata.labels['ebcpaas.io/lbticket']).toBe('i-shop');
+  // What CIS will post: the Ingress's virtual server on the address, its pool with members.
+  const vs = `ingress_${veip.replaceAll('.', '_')}_80`;
+  await expect
+    .poll(() => {
+      const shared = postedTenant('shared_ingress')?.['Shared'] ?? {};
+      const pool = shared['ingress_default_shop_api_canary_8080'];
+      return [shared[vs]?.virtualAddresses, pool?.members?.length > 0];
+    }, { timeout: 20_000 })
+    .toEqual([[veip], true]);
 
   await page.goto('/ingresses');
   await hydrated(page);
@@ -83,6 +92,7 @@ test('Disable says why while the address serves an F5 Ingress; deleting it, then
   const badge = page.getByRole('heading', { name: /Address request i-shop/ }).getByTestId('phase');
   await expect(badge).toHaveText('Disabled', { timeout: 15_000 });
   expect(ingressesOf('i-shop')).toBe('');
+  expect(postedTenant('shared_ingress')?.['Shared']?.['ingress_default_shop_api_canary_8080']).toBeUndefined();
 });
 
 test("another project's tenant sees none of it", async ({ page }) => {

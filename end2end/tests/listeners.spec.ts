@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { kubectl } from '../server';
+import { kubectl, postedTenant } from '../server';
 import { hydrated, requestAddress, signedIn, users } from './helpers';
 
 // One story, in order: a tenant puts a listener on an Enabled address, previews what it does to
@@ -41,6 +41,13 @@ test('a tenant adds a listener with two weighted services, previews it, and the 
   await expect(page.getByTestId('carried')).toHaveText('In the cluster', { timeout: 20_000 });
   await expect(page.getByTestId('deployed')).toContainText('virtualAddresses');
   await expect(page.getByTestId('deployed')).toContainText('20.9.0.');
+  // What the member cluster's CIS will post carries it, its pools filled from the Endpoints.
+  await expect
+    .poll(() => {
+      const app = postedTenant('shared')?.['default_http_app'];
+      return [app?.['vs_l-shop_80']?.class, app?.['web-v2_8080_pool']?.members?.length > 0];
+    }, { timeout: 20_000 })
+    .toEqual(['Service_HTTP', true]);
 });
 
 test('a used Service is not offered again, port and protocol are locked on edit, Disable says why', async ({

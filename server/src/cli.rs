@@ -1,6 +1,6 @@
 //! Command line: parses the arguments and hands each command to the module that runs it
 //! (`serve`, the default; `crdgen`, `render`, `route`, `reset-demo-passwords`, `kubeconfig`,
-//! `driver-sim`). The settings themselves are in `config`.
+//! `cis-post`, `driver-sim`). The settings themselves are in `config`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -50,6 +50,23 @@ enum Command {
     ResetDemoPasswords(StoreArgs),
     /// Print a kubeconfig for the embedded API of the server running with these settings.
     Kubeconfig(KubeconfigArgs),
+    /// Print, as JSON, what the F5 CIS of a member cluster will post to BIG-IP's AS3 now, as
+    /// lbdesk's model of CIS v2.20.2 computes it from what the cluster holds; fails when CIS
+    /// would post an invalid declaration or hold a tenant back.
+    CisPost {
+        /// The member cluster's kubeconfig (default: $KUBECONFIG, then ~/.kube/config).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// The kubeconfig context of the member cluster (default: the current one).
+        #[arg(long)]
+        context: Option<String>,
+        /// Where CIS reads its AS3 ConfigMaps and, unless --deployment says, where it runs.
+        #[arg(long, default_value = "kube-system")]
+        cis_namespace: String,
+        /// The CIS Deployment, as namespace/name.
+        #[arg(long)]
+        deployment: Option<String>,
+    },
     /// Serve the network-policy driver simulator.
     DriverSim {
         #[arg(long, env = "LBDESK_DRIVER_SIM_LISTEN", default_value = "127.0.0.1:7070")]
@@ -73,6 +90,10 @@ impl Cli {
             }
             Some(Command::ResetDemoPasswords(store)) => crate::demo::reset_passwords(&store).await,
             Some(Command::Kubeconfig(args)) => crate::embedded::print_kubeconfig(&args).await,
+            Some(Command::CisPost { kubeconfig, context, cis_namespace, deployment }) => {
+                let cis = app::domain::crd::CisSpec { namespace: cis_namespace, deployment };
+                crate::cis::posts::run(kubeconfig, context, cis).await
+            }
             Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,
         }
     }

@@ -4,14 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use app::domain::as3::validate::validate_as_cis;
 use app::domain::cis::args::CisArgs;
-use app::domain::cis::members::Backends;
-use app::domain::cis::post::{Posted, World, post};
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Node, Service};
-use k8s_openapi::api::networking::v1::Ingress;
+use app::domain::cis::post::Posted;
 use kube::Client;
-use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 /// CIS as README "Running in a cluster" configures it for a load balancer whose namespace
@@ -24,35 +19,12 @@ pub fn readme_args(nsselector: &BTreeMap<String, String>) -> CisArgs {
     CisArgs::parse(words).expect("the README's arguments parse")
 }
 
-async fn all<K>(member: &Client) -> Vec<K>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
-{
-    Api::<K>::all(member.clone()).list(&ListParams::default()).await.expect("a list").items
-}
-
 /// What CIS with `args` posts for the member cluster `member` now; panics naming what CIS's
 /// validation refused.
 pub async fn posted(member: &Client, args: &CisArgs) -> Posted {
-    let namespaces: Vec<Namespace> = all(member).await;
-    let configmaps: Vec<ConfigMap> = all(member).await;
-    let ingresses: Vec<Ingress> = all(member).await;
-    let services: Vec<Service> = all(member).await;
-    let endpoints: Vec<Endpoints> = all(member).await;
-    let nodes: Vec<Node> = all(member).await;
-    let world = World {
-        args,
-        namespaces: &namespaces,
-        configmaps: &configmaps,
-        ingresses: &ingresses,
-        backends: Backends { services: &services, endpoints: &endpoints, nodes: &nodes },
-        schema_version: "3.52.0",
-    };
-    let posted = post(&world, &validate_as_cis);
-    assert!(posted.invalid.is_empty(), "CIS would refuse tenants {:?}: {:?}", posted.invalid, posted.ignored);
-    for p in &posted.posts {
-        validate_as_cis(&p.body).unwrap_or_else(|e| panic!("CIS would post an invalid declaration: {e}"));
-    }
+    let posted = server::cis::posts::posted(member, args).await.expect("the member cluster reads");
+    let (report, ok) = server::cis::posts::report(&posted);
+    assert!(ok, "CIS would refuse or hold back something: {report:#}");
     posted
 }
 
@@ -87,4 +59,63 @@ pub fn carries_ingress(posted: &Posted, partition: &str, ip: &str) -> bool {
     let Some(shared) = posted.tenant(partition).and_then(|t| t.get("Shared")) else { return false };
     let pools = shared.as_object().into_iter().flatten().filter(|(_, v)| v["class"] == "Pool");
     shared.get(&vs).is_some() && pools.into_iter().all(|(_, p)| p["members"].as_array().is_some_and(|m| !m.is_empty()))
+}
+
+/// `lbdesk cis-post` against the embedded member cluster: (success, printed JSON, error text).
+fn cis_post(kubeconfig: &std::path::Path, extra: &[&str]) -> (bool, Value, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lbdesk"))
+        .args(["cis-post", "--kubeconfig"])
+        .arg(kubeconfig)
+        .args(["--context", "acp-region01"])
+        .args(extra)
+        .output()
+        .expect("lbdesk runs");
+    let printed = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.success(), printed, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lbdesk_cis_post_prints_what_the_clusters_cis_will_post_and_fails_on_what_it_would_refuse() {
+    use crate::user::{User, ok, ticket_form, wait_phase};
+    use app::domain::crd::Phase;
+
+    let lbdesk = crate::helpers::spawn_lbdesk(crate::helpers::Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    // The demo's load balancer `shared-lb`: the embedded CIS is configured for it.
+    let mut form = ticket_form("shop", "default", "");
+    form.loadbalancer = "shared-lb".into();
+    ok::<String>(alice.json("ticket/save", serde_json::json!({"form": form})).await).await;
+    wait_phase(&alice, "shop", Phase::Enabled).await;
+    let listener = app::screens::listeners::ListenerForm {
+        ticket: "shop".into(),
+        name: "web".into(),
+        port: 80,
+        services: vec![app::domain::crd::ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 }],
+        ..Default::default()
+    };
+    ok::<String>(alice.json("listener/save", serde_json::json!({"form": listener})).await).await;
+
+    let dir = tempfile::tempdir().expect("a directory");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, serde_json::to_vec(&lbdesk.kubeconfig).expect("json")).expect("write");
+    let mut printed = Value::Null;
+    crate::helpers::until("cis-post to show the listener with members", 20, || {
+        let (done, out, err) = cis_post(&kubeconfig, &[]);
+        let vs = &out["posts"][0]["body"]["declaration"]["shared"]["default_http_app"];
+        let members = vs["web-v1_8080_pool"]["members"].as_array().map_or(0, Vec::len);
+        let found = done && vs.get("vs_shop_80").is_some() && members > 0;
+        if found {
+            printed = out;
+        } else {
+            eprintln!("not yet: {err}");
+        }
+        async move { found }
+    })
+    .await;
+    assert_eq!(printed["posts"][0]["path"], "/mgmt/shared/appsvcs/declare");
+    assert_eq!(printed["posts"][0]["valid"], true);
+
+    // A CIS that does not exist is said so, and the command fails.
+    let (done, _, err) = cis_post(&kubeconfig, &["--deployment", "kube-system/missing"]);
+    assert!(!done && err.contains("no CIS Deployment kube-system/missing in acp-region01"), "{err}");
 }

@@ -172,7 +172,7 @@ async fn the_configmap_and_labels_of_the_earlier_version_are_corrected_without_a
     // Nothing deployed flapped: the ConfigMap was never deleted and every version of it held
     // the listener's virtual server.
     let seen = seen.lock().expect("lock").clone();
-    assert!(seen.iter().any(|t| *t == old), "the old template was seen");
+    assert!(seen.contains(&old), "the old template was seen");
     for template in &seen {
         assert_ne!(template, "deleted", "the ConfigMap was never deleted");
         assert!(template.contains(r#""vs_web_80""#), "every version carries the listener: {template}");
