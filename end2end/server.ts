@@ -62,3 +62,18 @@ export function cisPost(cluster = 'acp-region01'): {
 export function postedTenant(tenant: string, cluster = 'acp-region01'): Record<string, any> | undefined {
   return cisPost(cluster).posts.find((p) => p.body.declaration[tenant])?.body.declaration[tenant];
 }
+
+/** The item `name` (a virtual server, pool, iRule…) of any tenant and application, as CIS will
+ * post it, if it does. */
+export function postedItem(name: string, cluster = 'acp-region01'): Record<string, any> | undefined {
+  for (const post of cisPost(cluster).posts) {
+    for (const tenant of Object.values(post.body.declaration)) {
+      for (const app of Object.values(tenant ?? {})) {
+        if (app && typeof app === 'object' && (app as Record<string, any>)[name]) {
+          return (app as Record<string, any>)[name];
+        }
+      }
+    }
+  }
+  return undefined;
+}

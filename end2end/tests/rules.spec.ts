@@ -1,6 +1,6 @@
 import { expect, test, type Page } from './fixtures';
 import { hydrated, requestAddress, signedIn, users } from './helpers';
-import { postedTenant } from '../server';
+import { postedItem } from '../server';
 
 // One story, in order: a tenant puts canary and content rules on a listener, previews the
 // iRule, reorders the rules, and meets the checks the server and admission make, as typed.
@@ -156,7 +156,7 @@ test('a shift moves a beta rule from 10% to 50%, step by step, and the member cl
     await expect(page.getByTestId('deployed')).toContainText('lbd_bucket < 50', { timeout: 1_000 });
   }).toPass({ timeout: 20_000 });
   // What CIS will post carries the same iRule step.
-  const irule = postedTenant('shared')?.['team-a_http_app']?.['vs_r-shop_80_irule']?.iRule ?? '';
+  const irule = postedItem('vs_r-shop_80_irule')?.iRule ?? '';
   expect(irule).toContain('lbd_bucket < 50');
 });
 

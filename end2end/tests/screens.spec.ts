@@ -55,7 +55,14 @@ test('an admin registers a load balancer; secrets never come back; a duplicate i
   await page.goto('/loadbalancers');
   await hydrated(page);
   await expect(page.getByRole('link', { name: 'demo-lb' })).toBeVisible();
-  await expect(page.getByRole('row', { name: /demo-lb/ }).locator('.badge')).toHaveText('Ready');
+  // The member cluster's CIS watches the demo's namespace label (cis=shared), not this one's
+  // (zone=f5): the list says so, with why, and the demo's own load balancer is ready.
+  const badge = page.getByRole('row', { name: /demo-lb/ }).locator('.badge');
+  await expect(badge).toHaveText('CIS not ready', { timeout: 20_000 });
+  await expect(badge).toHaveAttribute('title', /--namespace-label=cis=shared, which the load balancer's namespace selector \(zone=f5\) does not satisfy/);
+  await expect(page.getByRole('row', { name: /shared-lb/ }).locator('.badge')).toHaveText('Ready');
+  await page.getByRole('link', { name: 'demo-lb' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'CIS will not post everything' })).toContainText('zone=f5');
 });
 
 test('a tenant requests an address and watches it reach Enabled without reloading', async ({ page }) => {
