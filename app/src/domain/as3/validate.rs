@@ -116,7 +116,13 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
                 .and_then(Value::as_i64)
                 .unwrap_or(0) as i32;
             // NB: a documentation address (RFC 5737): only its shape matters here.
-            let one = Endpoint { address: "192.0.2.1".into(), port, service_port: port, priority_group: 0 };
+            let one = Endpoint {
+                address: "192.0.2.1".into(),
+                port,
+                service_port: port,
+                priority_group: 0,
+                admin_state: Some("enable"),
+            };
             fill(pool, &[one]);
         }
     }

@@ -34,6 +34,8 @@ pub struct CisArgs {
     pub bigip_partition: String,
     /// `--default-route-domain` (default 0): written into every posted tenant.
     pub default_route_domain: i64,
+    /// `--share-nodes` (default false): Ingress pool members carry `shareNodes: true`.
+    pub share_nodes: bool,
 }
 
 impl Default for CisArgs {
@@ -51,6 +53,7 @@ impl Default for CisArgs {
             pool_member_type: "nodeport".into(),
             bigip_partition: String::new(),
             default_route_domain: 0,
+            share_nodes: false,
         }
     }
 }
@@ -98,6 +101,7 @@ impl CisArgs {
                 "manage-configmaps" => out.manage_configmaps = flag_bool(&value)?,
                 "manage-ingress" => out.manage_ingress = flag_bool(&value)?,
                 "custom-resource-mode" => out.custom_resource_mode = flag_bool(&value)?,
+                "share-nodes" => out.share_nodes = flag_bool(&value)?,
                 "ingress-class" => out.ingress_class = value,
                 "agent" => out.agent = value,
                 "pool-member-type" => out.pool_member_type = value,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::{Map, Value, json};
 
-use super::members::node_addresses;
+use super::members::ready_nodes;
 use super::post::{World, watched};
 
 /// `as3FormattedString` for Ingresses (as3Utils.go:383–398): `.`, `+` and `-` become `_`.
@@ -51,22 +51,20 @@ struct Virtual {
     pools: BTreeMap<String, Value>,
 }
 
-/// The members of an Ingress pool: the ready addresses of the Service's Endpoints on the
-/// Service port, each naming a Ready Node (`getEndpointsForCluster`, appManager.go:3161–3195);
-/// `Err` when an address names no node (CIS v2.20.2 dereferences it and crashes).
+/// The members of an Ingress pool in cluster mode: the ready addresses of the Service's
+/// Endpoints on the Service port (by its name), each on a Node CIS keeps, unless the Service is
+/// headless (`getEndpointsForCluster`, appManager.go:3161–3197); `Err` when an address names
+/// no node (CIS v2.20.2 dereferences it and crashes). Each as `createPoolDecl` writes it
+/// (as3Common.go:281–308).
 fn members(world: &World<'_>, namespace: &str, service: &str, port: i32) -> Result<Vec<Value>, String> {
-    let nodes: Vec<String> = world.backends.nodes.iter().filter_map(|n| n.metadata.name.clone()).collect();
-    let ready = node_addresses(world.backends.nodes);
+    let nodes: Vec<&str> = ready_nodes(world.backends.nodes).filter_map(|n| n.metadata.name.as_deref()).collect();
     let svc =
         world.backends.services.iter().find(|s| {
             s.metadata.namespace.as_deref() == Some(namespace) && s.metadata.name.as_deref() == Some(service)
         });
-    let Some(svc) = svc else { return Ok(Vec::new()) };
-    let port_name = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .and_then(|ports| ports.iter().find(|p| p.port == port).map(|p| p.name.clone().unwrap_or_default()));
+    let Some(spec) = svc.and_then(|s| s.spec.as_ref()) else { return Ok(Vec::new()) };
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    let port_name = spec.ports.iter().flatten().find(|p| p.port == port).map(|p| p.name.clone().unwrap_or_default());
     let Some(port_name) = port_name else { return Ok(Vec::new()) };
     let eps =
         world.backends.endpoints.iter().find(|e| {
@@ -76,17 +74,21 @@ fn members(world: &World<'_>, namespace: &str, service: &str, port: i32) -> Resu
     for subset in eps.and_then(|e| e.subsets.as_ref()).into_iter().flatten() {
         for p in subset.ports.iter().flatten().filter(|p| p.name.clone().unwrap_or_default() == port_name) {
             for address in subset.addresses.iter().flatten() {
-                let node = address.node_name.as_deref().ok_or_else(|| {
-                    format!(
+                let node = address.node_name.as_deref();
+                if node.is_none() && !headless {
+                    return Err(format!(
                         "Endpoints {namespace}/{service}: address {} names no node; CIS v2.20.2 crashes on it",
                         address.ip
-                    )
-                })?;
-                // NB: a node CIS does not know (or that is not Ready) drops the member.
-                if nodes.iter().any(|n| n == node) && !ready.is_empty() {
-                    out.push(
-                        json!({"addressDiscovery": "static", "servicePort": p.port, "serverAddresses": [address.ip]}),
-                    );
+                    ));
+                }
+                // NB: a node CIS does not keep (unknown, not Ready) drops the member.
+                if headless || node.is_some_and(|n| nodes.contains(&n)) {
+                    let mut member =
+                        json!({"addressDiscovery": "static", "serverAddresses": [address.ip], "servicePort": p.port});
+                    if world.args.share_nodes {
+                        member["shareNodes"] = json!(true);
+                    }
+                    out.push(member);
                 }
             }
         }
@@ -194,7 +196,11 @@ pub fn partitions(world: &World<'_>) -> (Map<String, Value>, Vec<(String, String
             vs.port = port;
             vs.https |= https;
             for (pool, _, _, m) in &built {
-                let body = json!({"class": "Pool", "loadBalancingMode": balance, "members": m});
+                // NB: `members` is left out when there are none (`omitempty`, as3Types.go:112–117).
+                let mut body = json!({"class": "Pool", "loadBalancingMode": balance});
+                if !m.is_empty() {
+                    body["members"] = json!(m);
+                }
                 vs.pools.insert(formatted(pool), body);
             }
             for (host, path, pool) in &routes {

@@ -21,6 +21,8 @@ pub struct Endpoint {
     pub service_port: i32,
     /// `cis.f5.com/as3-pool-member-priorityGroup` of its Service, else 0.
     pub priority_group: i64,
+    /// `enable` in cluster mode; none in nodeport mode, where CIS writes no `adminState`.
+    pub admin_state: Option<&'static str>,
 }
 
 /// What CIS reads of a member cluster besides ConfigMaps and Ingresses.
@@ -89,6 +91,7 @@ pub fn endpoints_of(backends: &Backends<'_>, args: &CisArgs, services: &[&Servic
                         port: port.node_port.unwrap_or(0),
                         service_port: port.port,
                         priority_group: group,
+                        admin_state: None,
                     });
                 }
             }
@@ -118,6 +121,7 @@ pub fn endpoints_of(backends: &Backends<'_>, args: &CisArgs, services: &[&Servic
                         port: port.port,
                         service_port: by_target.get(&port.port).copied().unwrap_or(port.port),
                         priority_group: group,
+                        admin_state: Some("enable"),
                     });
                 }
             }
@@ -126,19 +130,20 @@ pub fn endpoints_of(backends: &Backends<'_>, args: &CisArgs, services: &[&Servic
     out.into_iter().collect()
 }
 
-/// The addresses of the Ready Nodes (InternalIP, CIS's default), as nodeport mode uses them
-/// (appManager.go:3349–3400).
+/// The Nodes CIS keeps in its cache: those whose Ready condition is not other than True
+/// (appManager.go:3349–3392).
+pub fn ready_nodes(nodes: &[Node]) -> impl Iterator<Item = &Node> {
+    nodes.iter().filter(|node| {
+        let conditions = node.status.as_ref().and_then(|s| s.conditions.as_ref());
+        !conditions.into_iter().flatten().any(|c| c.type_ == "Ready" && c.status != "True")
+    })
+}
+
+/// The addresses of the Ready Nodes (InternalIP, CIS's default), as nodeport mode uses them.
 pub fn node_addresses(nodes: &[Node]) -> Vec<String> {
-    let mut out = Vec::new();
-    for node in nodes {
-        let status = node.status.clone().unwrap_or_default();
-        let not_ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status != "True");
-        if not_ready {
-            continue;
-        }
-        out.extend(status.addresses.into_iter().flatten().filter(|a| a.type_ == "InternalIP").map(|a| a.address));
-    }
-    out
+    let addresses =
+        ready_nodes(nodes).flat_map(|n| n.status.as_ref().and_then(|s| s.addresses.clone()).unwrap_or_default());
+    addresses.filter(|a| a.type_ == "InternalIP").map(|a| a.address).collect()
 }
 
 fn number(v: Option<&Value>) -> Option<i64> {
@@ -172,7 +177,9 @@ pub fn fill(pool: &mut Map<String, Value>, endpoints: &[Endpoint]) {
         let mut member = m.clone();
         member.insert("serverAddresses".into(), Value::Array(vec![Value::String(e.address.clone())]));
         member.insert("servicePort".into(), Value::from(port));
-        member.insert("adminState".into(), Value::from("enable"));
+        if let Some(state) = e.admin_state {
+            member.insert("adminState".into(), Value::from(state));
+        }
         member
     };
     let templates: Vec<&Map<String, Value>> = template.iter().filter_map(Value::as_object).collect();
@@ -210,7 +217,7 @@ mod tests {
     use serde_json::json;
 
     fn ep(address: &str, port: i32, service_port: i32) -> Endpoint {
-        Endpoint { address: address.into(), port, service_port, priority_group: 0 }
+        Endpoint { address: address.into(), port, service_port, priority_group: 0, admin_state: Some("enable") }
     }
 
     fn pool(members: Value) -> Map<String, Value> {
@@ -262,6 +269,14 @@ mod tests {
             fill(&mut p, endpoints);
             assert_eq!(p["members"], want, "{desc}");
         }
+        let node_port = Endpoint { admin_state: None, ..ep("192.168.0.11", 30080, 8080) };
+        let mut p = pool(json!([{"servicePort": 8080, "serverAddresses": [], "shareNodes": true}]));
+        fill(&mut p, &[node_port]);
+        assert_eq!(
+            p["members"],
+            json!([{"servicePort": 30080, "serverAddresses": ["192.168.0.11"], "shareNodes": true}]),
+            "nodeport mode: the NodePort, no adminState"
+        );
     }
 
     #[test]

@@ -448,6 +448,20 @@ mod tests {
         let rule = &shared["Ingress_20_9_0_4_80"]["rules"][0];
         assert_eq!(rule["actions"][0]["select"]["pool"]["use"], "ingress_team_a_shop_web_8080");
         assert!(posted.tenant("cis").is_some(), "CIS's own partition is always declared");
+        assert!(pool["members"][0].get("shareNodes").is_none(), "without --share-nodes, none");
+        let shared_nodes = CisArgs { share_nodes: true, ..args(false) };
+        let posted = post(&World { args: &shared_nodes, ..world }, &|_| Ok(()));
+        let members =
+            &posted.tenant("shared_ingress").expect("posted")["Shared"]["ingress_team_a_shop_web_8080"]["members"];
+        assert_eq!(members[0]["shareNodes"], true, "--share-nodes");
+        let not_ready: Node = from(json!({"metadata": {"name": "node-1"}, "status": {
+            "conditions": [{"type": "Ready", "status": "False"}]}}));
+        let nodes_down = [not_ready];
+        let world_down =
+            World { backends: Backends { services: &services, endpoints: &eps, nodes: &nodes_down }, ..world };
+        let posted = post(&world_down, &|_| Ok(()));
+        let pool = &posted.tenant("shared_ingress").expect("posted")["Shared"]["ingress_team_a_shop_web_8080"];
+        assert!(pool.get("members").is_none(), "a member on a node CIS does not keep is dropped: {pool}");
         let mut no_node = endpoints();
         if let Some(a) = no_node.subsets.as_mut().and_then(|s| s[0].addresses.as_mut()) {
             a[0].node_name = None;
