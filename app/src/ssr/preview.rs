@@ -11,7 +11,8 @@ use super::address::World;
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::{self, Rendered, names, validate::validate};
+use crate::domain::as3::validate::{MAX_BYTES, validate, validate_posted};
+use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
 use crate::error::AppError;
 
@@ -54,13 +55,45 @@ pub fn render(
     let place = Placement::of(&lb.spec);
     let grouped = as3::tenants(&lbs, &tickets, &rules);
     let (t, r) = grouped.get(&(lb.spec.cluster.clone(), place.tenant.clone())).cloned().unwrap_or_default();
-    let rendered =
-        as3::render(&lb.spec.cluster, &place.tenant, &t, &r).map_err(|f| f.to_string()).and_then(|rendered| {
-            validate(&rendered)
-                .map_err(|faults| faults.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))?;
-            Ok(rendered)
-        });
+    let rendered = match as3::render(&lb.spec.cluster, &place.tenant, &t, &r) {
+        Err(fault) => Err(said_to(name, &[fault])),
+        // NB: the size names no one: the caller whose change crosses it is told so.
+        Ok(rendered) if rendered.adc.len() > MAX_BYTES => {
+            Err(validate(&rendered).err().into_iter().flatten().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))
+        }
+        Ok(rendered) => match validate(&rendered).and_then(|()| validate_posted(&rendered)) {
+            Ok(()) => Ok(rendered),
+            Err(faults) => Err(said_to(name, &faults)),
+        },
+    };
     Ok((lb, rendered))
+}
+
+/// What the owner of request `name` is told of faults of its tenant: those of its own request,
+/// or, when only others' requests are at fault, that the tenant cannot take a change now.
+/// NB: the tenant is shared by projects: a fault of another's request names its ticket,
+/// listener and Services, which are not this caller's to read.
+fn said_to(name: &str, faults: &[as3::Fault]) -> String {
+    let own: Vec<String> = faults
+        .iter()
+        .filter(|f| f.origin.as_ref().is_some_and(|o| o.ticket == name))
+        .map(ToString::to_string)
+        .collect();
+    if own.is_empty() {
+        "this AS3 tenant, which other address requests share, cannot take a change now: its declaration is invalid outside this request; the platform admins are told".into()
+    } else {
+        own.join("; ")
+    }
+}
+
+/// The applications of `namespace` in `tenant` of an ADC declaration: all a caller who may
+/// change a request of that namespace may read of the tenant.
+fn visible(adc: &Value, tenant: &str, namespace: &str) -> Value {
+    let apps = Protocol::ALL
+        .into_iter()
+        .map(|p| names::application(namespace, p))
+        .filter_map(|app| adc.get(tenant).and_then(|t| t.get(&app)).map(|v| (app, v.clone())));
+    Value::Object(apps.collect())
 }
 
 /// The preview of `changed` (with `rules` on it) against what its member cluster holds.
@@ -74,16 +107,11 @@ pub async fn preview(world: &World, changed: &Lbticket, rules: &[Lbrule]) -> Res
     };
     let adc: Value = serde_json::from_str(&rendered.adc).map_err(|e| super::internal("the declaration", e))?;
     let namespace = &changed.spec.namespace;
-    let apps: serde_json::Map<String, Value> = Protocol::ALL
-        .into_iter()
-        .map(|p| names::application(namespace, p))
-        .filter_map(|app| adc[&place.tenant].get(&app).map(|v| (app, v.clone())))
-        .collect();
-    Ok(Preview {
-        declaration: pretty(&Value::Object(apps)),
-        diff: diff(&deployed.map(|d| pretty(&d)).unwrap_or_default(), &pretty(&adc)),
-        refused: None,
-    })
+    // NB: both sides of the diff hold only the caller's namespace's applications: lines of
+    // other projects' applications are neither shown nor counted (issue #27).
+    let apps = visible(&adc, &place.tenant, namespace);
+    let before = deployed.map(|d| pretty(&visible(&d, &place.tenant, namespace))).unwrap_or_default();
+    Ok(Preview { diff: diff(&before, &pretty(&apps)), declaration: pretty(&apps), refused: None })
 }
 
 /// The ADC declaration the tenant's ConfigMap holds now, if any.
@@ -129,6 +157,22 @@ pub fn diff(old: &str, new: &str) -> Vec<DiffLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_names_only_the_callers_own_request() {
+        let fault = |ticket: &str, message: &str| as3::Fault {
+            origin: Some(as3::Origin { ticket: ticket.into(), listener: "web".into(), rule: None }),
+            message: message.into(),
+        };
+        let theirs = fault("bobsecret", "pool bobsecret-svc1_8080_pool is broken");
+        let said = said_to("shop", std::slice::from_ref(&theirs));
+        assert!(!said.contains("bobsecret"), "{said}");
+        assert!(said.contains("other address requests share"), "{said}");
+        let tenant_wide = as3::Fault { origin: None, message: "over the size of one ConfigMap".into() };
+        assert!(!said_to("shop", &[tenant_wide]).contains("ConfigMap"));
+        let said = said_to("shop", &[theirs, fault("shop", "port 80 twice")]);
+        assert!(said.contains("port 80 twice") && !said.contains("bobsecret"), "{said}");
+    }
 
     #[test]
     fn a_diff_shows_the_changes_with_context_and_gaps() {

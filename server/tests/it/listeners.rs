@@ -262,3 +262,47 @@ async fn kubectl_writes_of_listeners_meet_the_same_rules() {
     let changed = put(listener(81, "web-v2", 100)).await;
     assert!(matches!(&changed, Err(kube::Error::Api(e)) if e.code == 403 && e.message.contains("port")), "{changed:?}");
 }
+
+/// Every line of a preview, as the page shows it.
+fn lines(preview: &Preview) -> Vec<String> {
+    preview.diff.iter().cloned().map(String::from).chain(preview.declaration.lines().map(String::from)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_shows_nothing_of_another_project_sharing_the_tenant() {
+    let (lbdesk, alice) = with_address(Backend::Sqlite, "shop").await;
+    // bob (project-b) has a listener on the same load balancer, so in the same AS3 tenant.
+    let bob = User::sign_in(&lbdesk, "bob").await;
+    ok::<String>(bob.json("ticket/save", json!({"form": ticket_form("bobsecret", "team-b", "")})).await).await;
+    wait_phase(&bob, "bobsecret", Phase::Enabled).await;
+    let hidden = form("bobsecret", "bobhidden", 80, vec![svc("api-canary", 8080, 100)]);
+    assert_eq!(ok::<String>(bob.json("listener/save", json!({"form": hidden})).await).await, "bobhidden");
+    until("bob's listener in the member cluster", 20, || async {
+        detail(&bob, "bobsecret", "bobhidden").await.address.carried == Carried::Yes
+    })
+    .await;
+    let web = form("shop", "web", 80, vec![svc("web-v1", 8080, 60), svc("web-v2", 8080, 40)]);
+    let leaks = |p: &Preview| -> Vec<String> {
+        lines(p)
+            .into_iter()
+            .filter(|l| l.contains("bobsecret") || l.contains("team-b") || l.contains("api-canary"))
+            .collect()
+    };
+    let deployed: Preview = ok(alice.json("listener/preview", json!({"form": web})).await).await;
+    assert_eq!(deployed.refused, None);
+    assert!(leaks(&deployed).is_empty(), "nothing of bob's, even as context: {:?}", leaks(&deployed));
+
+    // bob's change not yet in the member cluster (his application taken out of the ConfigMap):
+    // alice's preview is the same, line for line, so nothing is shown or counted of bob's.
+    let configmaps: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "kube-system");
+    let mut cm = configmaps.get(&configmap_name("acp-region01")).await.expect("the tenant's ConfigMap");
+    let mut template: serde_json::Value =
+        serde_json::from_str(&cm.data.clone().unwrap_or_default()[TEMPLATE_KEY]).expect("JSON");
+    let removed = template["declaration"]["acp-region01"].as_object_mut().and_then(|t| t.remove("team-b_http_app"));
+    assert!(removed.is_some(), "bob's application was deployed");
+    cm.data = Some([(TEMPLATE_KEY.to_string(), template.to_string())].into());
+    configmaps.replace(&configmap_name("acp-region01"), &PostParams::default(), &cm).await.expect("replace");
+    let pending: Preview = ok(alice.json("listener/preview", json!({"form": web})).await).await;
+    assert!(leaks(&pending).is_empty(), "nothing of bob's pending change: {:?}", leaks(&pending));
+    assert_eq!(pending.diff, deployed.diff, "what is hidden changes nothing alice sees");
+}
