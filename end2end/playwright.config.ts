@@ -33,7 +33,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

@@ -19,7 +19,7 @@ export default defineConfig({
   use: { ...base.use, baseURL: `http://127.0.0.1:${port}` },
   webServer: {
     ...(base.webServer as object),
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${port + 1} --driver-sim-config end2end/driver-sim-instant.yaml --data-dir '${dataDir}'`,
+    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${port + 1} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim-instant.yaml --data-dir '${dataDir}'`,
     url: `http://127.0.0.1:${port}/healthz`,
   },
 });

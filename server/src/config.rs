@@ -106,6 +106,9 @@ pub struct ServeArgs {
     /// Address of the embedded Kubernetes API (HTTPS; embedded mode only).
     #[arg(long, env = "LBDESK_API_LISTEN", default_value = "127.0.0.1:6443")]
     pub api_listen: SocketAddr,
+    /// Address of `/metrics` for Prometheus (plain HTTP), apart from the web UI.
+    #[arg(long, env = "LBDESK_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
+    pub metrics_listen: SocketAddr,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Seed the demo users with fixed, documented passwords, and (embedded mode) a load

@@ -79,6 +79,9 @@ pub struct Server {
     members: Option<String>,
     /// The admission webhook served over HTTPS, when asked for.
     webhook: Option<crate::webhook::Webhook>,
+    /// `/metrics`, on a listener of its own, and its address.
+    metrics: (std::net::TcpListener, axum::Router),
+    pub metrics_addr: SocketAddr,
     /// Its address.
     pub webhook_addr: Option<SocketAddr>,
     /// The address it is bound to.
@@ -190,8 +193,10 @@ impl Server {
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
-        let probes =
-            crate::web::Probes { db: db.clone(), clusters: clusters.clone(), metrics, reconciler: reconciler.clone() };
+        let probes = crate::web::Probes { db: db.clone(), clusters: clusters.clone(), reconciler: reconciler.clone() };
+        let metrics_listener = std::net::TcpListener::bind(args.metrics_listen)
+            .with_context(|| format!("could not listen on {} (metrics)", args.metrics_listen))?;
+        let metrics_addr = metrics_listener.local_addr().context("no local address (metrics)")?;
         let router = crate::web::router(state, secure_cookies, site, probes);
         let (api, api_addr) = api.unzip();
         let scheme = if tls.is_some() { "https" } else { "http" };
@@ -225,6 +230,8 @@ impl Server {
             members: (args.mode == Mode::Cluster).then(|| args.namespace.clone()),
             webhook,
             webhook_addr,
+            metrics: (metrics_listener, crate::web::metrics_router(metrics)),
+            metrics_addr,
             audit_retention_days: args.audit_retention_days,
         })
     }
@@ -243,6 +250,10 @@ impl Server {
             Some(w) => Some(w.serve(self.idle, webhook_handle.clone()).context("could not serve the webhook")?),
             None => None,
         };
+        let (metrics_listener, metrics_router) = self.metrics;
+        let metrics_handle = axum_server::Handle::new();
+        let metrics = crate::net::serve(metrics_listener, metrics_router, None, self.idle, metrics_handle.clone())
+            .context("could not serve the metrics")?;
         let sessions = app::ssr::session_store::SqlSessionStore::new(self.db.clone());
         let sweeper = tokio::spawn(async move {
             let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
@@ -272,6 +283,8 @@ impl Server {
         });
         let served = web.await.context("the server stopped").and_then(|r| r.context("the server failed"));
         stopper.abort();
+        metrics_handle.graceful_shutdown(Some(Duration::from_secs(1)));
+        metrics.await.context("the metrics stopped")?.context("the metrics failed")?;
         // NB: the webhook answers until the web UI has stopped: an API server may still ask.
         webhook_handle.graceful_shutdown(Some(Duration::from_secs(5)));
         if let Some(task) = webhook {
@@ -347,8 +360,12 @@ pub async fn purge_audit(db: &Db, days: u64) -> Result<u64, sqlx::Error> {
 }
 
 /// What `lbdesk serve` prints once it listens: the mode that runs and where to reach it.
-fn banner(mode: Mode, url: &str, api: Option<SocketAddr>) -> Vec<String> {
-    let mut lines = vec![format!("  lbdesk is running in {} mode", mode.name()), format!("  URL:    {url}")];
+fn banner(mode: Mode, url: &str, api: Option<SocketAddr>, metrics: SocketAddr) -> Vec<String> {
+    let mut lines = vec![
+        format!("  lbdesk is running in {} mode", mode.name()),
+        format!("  URL:    {url}"),
+        format!("  Metrics: http://{metrics}/metrics"),
+    ];
     if let Some(api) = api {
         lines.push(format!(
             "  Kubernetes API: https://{api}/k8s/clusters/<cluster>  (`lbdesk kubeconfig` prints a kubeconfig)"
@@ -361,7 +378,7 @@ fn banner(mode: Mode, url: &str, api: Option<SocketAddr>) -> Vec<String> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let server = Server::build(args).await?;
     println!();
-    for line in banner(server.mode, &server.url, server.api_addr) {
+    for line in banner(server.mode, &server.url, server.api_addr, server.metrics_addr) {
         println!("{line}");
     }
     crate::demo::print_logins(&server.logins);
@@ -408,11 +425,13 @@ mod tests {
     #[test]
     fn the_banner_names_the_mode_that_runs() {
         let api: SocketAddr = ([127, 0, 0, 1], 6443).into();
-        let cluster = banner(Mode::Cluster, "http://127.0.0.1:3000", None);
+        let cluster = banner(Mode::Cluster, "http://127.0.0.1:3000", None, "127.0.0.1:9464".parse().expect("address"));
         assert_eq!(cluster[0], "  lbdesk is running in cluster mode");
         assert!(cluster.iter().all(|l| !l.contains("embedded") && !l.contains("Kubernetes API")), "{cluster:?}");
-        let embedded = banner(Mode::Embedded, "http://127.0.0.1:3000", Some(api));
+        let embedded =
+            banner(Mode::Embedded, "http://127.0.0.1:3000", Some(api), "127.0.0.1:9464".parse().expect("address"));
         assert_eq!(embedded[0], "  lbdesk is running in embedded mode");
-        assert!(embedded[2].contains("https://127.0.0.1:6443/k8s/clusters/<cluster>"), "{embedded:?}");
+        assert!(embedded.iter().any(|l| l.contains("https://127.0.0.1:6443/k8s/clusters/<cluster>")), "{embedded:?}");
+        assert!(embedded.iter().any(|l| l.contains("http://127.0.0.1:9464/metrics")), "{embedded:?}");
     }
 }

@@ -17,6 +17,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
     Ok(ServeArgs {
         listen: loopback,
         api_listen: loopback,
+        metrics_listen: loopback,
         store: StoreArgs { data_dir: dir.to_path_buf(), database_url: None },
         demo: true,
         public_url: None,

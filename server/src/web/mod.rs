@@ -7,7 +7,7 @@ mod probes;
 
 pub use csrf::SiteOrigin;
 pub use headers::content_security_policy;
-pub use probes::Probes;
+pub use probes::{Probes, metrics_router};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -41,7 +41,7 @@ pub fn routes() -> Vec<AxumRouteListing> {
 }
 
 /// The whole web application. `secure_cookies` when users reach it over HTTPS; `site` is where
-/// its pages come from (the cross-site check); `probes` answer `/readyz` and `/metrics`.
+/// its pages come from (the cross-site check); `probes` answer `/readyz`.
 pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin, probes: Probes) -> Router {
     let routes = routes();
     let sessions = SessionManagerLayer::new(SqlSessionStore::new(state.db.clone()))
@@ -67,8 +67,7 @@ pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin, probes: P
 
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/metrics" | "/favicon.svg")
-        || path.starts_with("/pkg/")
+    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || path.starts_with("/pkg/")
 }
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).

@@ -1,6 +1,7 @@
-//! `/readyz` and `/metrics`: what a load balancer in front of the replicas and Prometheus ask.
-//! Both are public, as `/healthz` is: they say nothing a tenant could not see, and name no
-//! secret.
+//! `/readyz` on the web port, for a load balancer in front of the replicas (public, as
+//! `/healthz` is: it says nothing a tenant could not see); and `/metrics`, for Prometheus, on a
+//! listener of its own (`--metrics-listen`, loopback by default): the metrics name load
+//! balancers, clusters and their use, which are not for anyone who reaches the UI.
 
 use std::sync::Arc;
 
@@ -21,15 +22,19 @@ use crate::reconciler::Context;
 pub struct Probes {
     pub db: Db,
     pub clusters: Clusters,
-    pub metrics: Arc<Metrics>,
     /// The reconciler's context, when this process runs one.
     pub reconciler: Option<Arc<Context>>,
 }
 
 impl Probes {
     pub(super) fn router(self) -> Router<AppState> {
-        Router::new().route("/readyz", get(readyz)).route("/metrics", get(metrics)).with_state(self)
+        Router::new().route("/readyz", get(readyz)).with_state(self)
     }
+}
+
+/// What the metrics listener serves: `/metrics`, nothing else.
+pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
+    Router::new().route("/metrics", get(self::metrics)).with_state(metrics)
 }
 
 /// Ready once the database answers, the member clusters' registrations have been read and,
@@ -50,7 +55,7 @@ async fn readyz(State(probes): State<Probes>) -> Response {
     "ready".into_response()
 }
 
-async fn metrics(State(probes): State<Probes>) -> Response {
+async fn metrics(State(metrics): State<Arc<Metrics>>) -> Response {
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(header::CONTENT_TYPE, content_type)], probes.metrics.render()).into_response()
+    ([(header::CONTENT_TYPE, content_type)], metrics.render()).into_response()
 }

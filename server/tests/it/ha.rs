@@ -17,7 +17,7 @@ use crate::processes::{Outside, Process, free_port, lbdesk};
 
 const TICKETS: usize = 200;
 
-/// Whether the replica at `port` says it leads.
+/// Whether the replica with its metrics at `port` says it leads.
 async fn leads(port: u16) -> bool {
     let Ok(res) = reqwest::get(format!("http://127.0.0.1:{port}/metrics")).await else { return false };
     res.text().await.is_ok_and(|t| t.lines().any(|l| l == "lbdesk_leader 1"))
@@ -40,17 +40,17 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
     let db = TestDb::new(Backend::Postgres).await;
     let dir = db.dir.path();
     let outside = Outside::start(dir, Some(&db.url)).await;
-    let ports = [free_port(), free_port()];
+    let ports = [(free_port(), free_port()), (free_port(), free_port())];
     let mut replicas: Vec<Option<Process>> = ports
         .iter()
         .enumerate()
-        .map(|(i, port)| {
-            let mut args = outside.cluster_mode(&format!("replica-{i}"), Some(&db.url), *port);
+        .map(|(i, ports)| {
+            let mut args = outside.cluster_mode(&format!("replica-{i}"), Some(&db.url), *ports);
             args.push("--leader-elect".into());
             Some(Process(lbdesk(dir, &format!("replica-{i}"), &args)))
         })
         .collect();
-    until("a leader", 60, || async { leads(ports[0]).await || leads(ports[1]).await }).await;
+    until("a leader", 60, || async { leads(ports[0].1).await || leads(ports[1].1).await }).await;
 
     let mgmt = outside.mgmt().await;
     let lb: Loadbalancer = serde_json::from_value(serde_json::json!({
@@ -68,7 +68,7 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
     for i in 0..TICKETS {
         tickets.create(&PostParams::default(), &ticket(i)).await.expect("create");
         if i == TICKETS / 2 {
-            let leader = if leads(ports[0]).await { 0 } else { 1 };
+            let leader = if leads(ports[0].1).await { 0 } else { 1 };
             if let Some(mut p) = replicas[leader].take() {
                 p.0.kill().expect("SIGKILL");
                 let _ = p.0.wait();
@@ -77,7 +77,7 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
         }
     }
     let (killed, survivor) = killed_at.expect("the leader was killed");
-    until("the other replica leads", 30, || leads(ports[survivor])).await;
+    until("the other replica leads", 30, || leads(ports[survivor].1)).await;
     let takeover = killed.elapsed();
 
     until("every request Enabled", 180, || async {

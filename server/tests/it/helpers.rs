@@ -82,6 +82,8 @@ pub struct Lbdesk {
     pub driver: server::driver::DriverClient,
     /// Where the admission webhook listens, when asked for.
     pub webhook_addr: Option<std::net::SocketAddr>,
+    /// Where `/metrics` is served (apart from the web UI).
+    pub metrics_url: String,
     /// Panics on the test's runtime since lbdesk started fail the test.
     panics: Watch,
     /// Stops lbdesk when sent to or dropped (as SIGTERM does).
@@ -194,6 +196,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         public_url: options.public_url.clone(),
         site_root: options.site_root.clone(),
         api_listen: "127.0.0.1:0".parse().expect("address"),
+        metrics_listen: "127.0.0.1:0".parse().expect("address"),
         mode: Mode::Embedded,
         kubeconfig: None,
         mgmt_cluster: "mgmt".into(),
@@ -219,6 +222,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
     let simulator = server.simulator().expect("the simulator runs in-process");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
     let webhook_addr = server.webhook_addr;
+    let metrics_url = format!("http://{}", server.metrics_addr);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // NB: an error that ends lbdesk becomes a panic on the test's runtime, so it fails the test.
     let task = tokio::spawn(async move {
@@ -237,6 +241,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         clusters,
         driver,
         webhook_addr,
+        metrics_url,
         panics,
         stop: Some(stop),
         task: Some(task),

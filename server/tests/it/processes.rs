@@ -65,6 +65,7 @@ impl Outside {
             "--no-reconciler".into(),
             format!("--listen=127.0.0.1:{web}"),
             format!("--api-listen=127.0.0.1:{api}"),
+            "--metrics-listen=127.0.0.1:0".into(),
         ];
         args.extend(store.clone());
         let embedded = Process(lbdesk(dir, "embedded", &args));
@@ -105,14 +106,15 @@ impl Outside {
     }
 
     /// The arguments of lbdesk in cluster mode against these, its own state in `dir/<name>`
-    /// (on `database_url` when given), serving its pages on `port`.
-    pub fn cluster_mode(&self, name: &str, database_url: Option<&str>, port: u16) -> Vec<String> {
+    /// (on `database_url` when given), serving its pages on `port` and its metrics on `metrics`.
+    pub fn cluster_mode(&self, name: &str, database_url: Option<&str>, (port, metrics): (u16, u16)) -> Vec<String> {
         let mut args = vec![
             "serve".to_string(),
             "--mode=cluster".into(),
             format!("--kubeconfig={}", self.kubeconfig.display()),
             format!("--driver-url=http://127.0.0.1:{}", self.sim),
             format!("--listen=127.0.0.1:{port}"),
+            format!("--metrics-listen=127.0.0.1:{metrics}"),
         ];
         args.extend(store(&self.dir.join(name), database_url));
         args

@@ -44,10 +44,15 @@ async fn anonymous_pages_go_to_sign_in_and_server_functions_answer_401(backend: 
     assert_eq!(res.json::<AppError>().await.expect("typed error"), AppError::Unauthorized);
     let res = client.get(format!("{}/login", lbdesk.url)).send().await.expect("request");
     assert_eq!(res.status(), StatusCode::OK);
-    for open in ["/healthz", "/metrics"] {
-        let res = client.get(format!("{}{open}", lbdesk.url)).send().await.expect("request");
-        assert_eq!(res.status(), StatusCode::OK, "{open}");
-    }
+    let res = client.get(format!("{}/healthz", lbdesk.url)).send().await.expect("request");
+    assert_eq!(res.status(), StatusCode::OK, "/healthz");
+    // The metrics name load balancers, clusters and their use: not on the UI's port (issue #27),
+    // but on a listener of their own, loopback by default.
+    let res = client.get(format!("{}/metrics", lbdesk.url)).send().await.expect("request");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "/metrics on the UI port is not served to anyone");
+    let res = client.get(format!("{}/metrics", lbdesk.metrics_url)).send().await.expect("request");
+    assert_eq!(res.status(), StatusCode::OK, "/metrics on its own listener");
+    assert!(res.text().await.expect("text").contains("lbdesk_leader"));
     // Ready once the reconciler's caches have synced.
     crate::helpers::until("/readyz", 10, || async {
         client.get(format!("{}/readyz", lbdesk.url)).send().await.is_ok_and(|r| r.status() == StatusCode::OK)

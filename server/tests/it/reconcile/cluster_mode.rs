@@ -53,8 +53,8 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     let outside = Outside::start(dir, None).await;
     let member_kubeconfig = outside.kubeconfig_of(Some(CLUSTER));
     let ca = certificate(dir);
-    let (port, hook) = (free_port(), free_port());
-    let mut args = outside.cluster_mode("lbdesk", None, port);
+    let (port, hook, metrics) = (free_port(), free_port(), free_port());
+    let mut args = outside.cluster_mode("lbdesk", None, (port, metrics));
     args.extend([
         "--demo".to_string(),
         format!("--webhook-listen=127.0.0.1:{hook}"),
@@ -63,6 +63,7 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     ]);
     let _lbdesk = Process(lbdesk(dir, "lbdesk", &args));
     let url = format!("http://127.0.0.1:{port}");
+    let metrics_url = format!("http://127.0.0.1:{metrics}");
     until("lbdesk ready", 60, || answers(format!("{url}/readyz"))).await;
     let admin = signed_in_at(&url, "admin").await;
     assert_eq!(clusters_offered(&admin, &url).await, Vec::<String>::new(), "no member cluster registered yet");
@@ -119,7 +120,7 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     assert_eq!(answer["response"]["allowed"], false, "{answer}");
 
     // What Prometheus scrapes counts what happened.
-    let text = scrape(&url).await;
+    let text = scrape(&metrics_url).await;
     assert_eq!(sample(&text, "lbdesk_leader"), Some(1.0), "{text}");
     assert!(
         sample(&text, r#"lbdesk_reconciles_total{kind="lbticket",result="ok"}"#).is_some_and(|n| n >= 1.0),
@@ -132,7 +133,7 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     );
     assert_eq!(sample(&text, &format!(r#"lbdesk_member_cluster_reachable{{cluster="{CLUSTER}"}}"#)), Some(1.0));
     until("the pair counted", 10, || async {
-        sample(&scrape(&url).await, r#"lbdesk_pairs{loadbalancer="demo",state="used"}"#) == Some(1.0)
+        sample(&scrape(&metrics_url).await, r#"lbdesk_pairs{loadbalancer="demo",state="used"}"#) == Some(1.0)
     })
     .await;
 
@@ -145,7 +146,7 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     })
     .await;
     assert_eq!(clusters_offered(&admin, &url).await, Vec::<String>::new(), "an unusable cluster is not offered");
-    let scraped = scrape(&url).await;
+    let scraped = scrape(&metrics_url).await;
     assert_eq!(sample(&scraped, &format!(r#"lbdesk_member_cluster_reachable{{cluster="{CLUSTER}"}}"#)), Some(0.0));
 
     // Mended, then removed: followed both ways.

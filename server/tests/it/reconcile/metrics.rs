@@ -28,7 +28,7 @@ async fn the_metrics_count_a_tickets_life() {
         reqwest::get(format!("{}/readyz", lbdesk.url)).await.is_ok_and(|r| r.status().is_success())
     })
     .await;
-    let before = scrape(&lbdesk.url).await;
+    let before = scrape(&lbdesk.metrics_url).await;
     let calls = |text: &str| sample(text, r#"lbdesk_driver_calls_total{hook="request",status="succ"}"#).unwrap_or(0.0);
     let reconciles =
         |text: &str| sample(text, r#"lbdesk_reconciles_total{kind="lbticket",result="ok"}"#).unwrap_or(0.0);
@@ -42,11 +42,11 @@ async fn the_metrics_count_a_tickets_life() {
         wait_phase(&w.tickets, name, Phase::Enabled).await;
     }
     until("the pairs counted", 10, || async {
-        let text = scrape(&lbdesk.url).await;
+        let text = scrape(&lbdesk.metrics_url).await;
         sample(&text, r#"lbdesk_pairs{loadbalancer="demo",state="used"}"#) == Some(2.0)
     })
     .await;
-    let after = scrape(&lbdesk.url).await;
+    let after = scrape(&lbdesk.metrics_url).await;
     // The driver calls counted are the ones the driver saw (the demo's requests among them).
     let seen = lbdesk.simulator.calls();
     for name in ["m1", "m2"] {
@@ -60,7 +60,7 @@ async fn the_metrics_count_a_tickets_life() {
     }
     until("every call the driver saw is counted", 10, || async {
         let requests = lbdesk.simulator.calls().iter().filter(|c| c.hook == Hook::RequestNetworkPolicy).count();
-        calls(&scrape(&lbdesk.url).await) == requests as f64
+        calls(&scrape(&lbdesk.metrics_url).await) == requests as f64
     })
     .await;
     assert!(reconciles(&after) - reconciles(&before) >= 2.0, "{after}");
