@@ -95,11 +95,33 @@ pub fn server_config_for(
     certs: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> anyhow::Result<Arc<rustls::ServerConfig>> {
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+    server_config_with_clients(certs, key, None)
+}
+
+/// A rustls server configuration (ring provider) serving `certs` with `key`; with `clients`,
+/// only to clients presenting a certificate that these CA certificates signed (mutual TLS).
+pub fn server_config_with_clients(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    clients: Option<Vec<CertificateDer<'static>>>,
+) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .context("TLS protocol versions")?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .context("the certificate does not match its key")?;
+        .context("TLS protocol versions")?;
+    let builder = match clients {
+        None => builder.with_no_client_auth(),
+        Some(cas) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in cas {
+                roots.add(ca).context("not a CA certificate")?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .context("the client CA")?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let config = builder.with_single_cert(certs, key).context("the certificate does not match its key")?;
     Ok(Arc::new(config))
 }

@@ -22,7 +22,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::AdmissionReview;
 use tokio::task::JoinHandle;
 
-use crate::admission::Admission;
+use crate::admission::{Admission, Caller};
 
 /// How often the certificate files are looked at.
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
@@ -40,18 +40,51 @@ pub struct WebhookArgs {
     /// The private key of `--webhook-cert` (PEM), read again when it changes.
     #[arg(long, env = "LBDESK_WEBHOOK_KEY")]
     pub webhook_key: Option<PathBuf>,
+    /// The CA certificate(s) (PEM) that sign the API server's client certificate: the webhook
+    /// then answers only a caller presenting one, and audits the writes it allows with the user
+    /// the API server names. Without it the webhook answers anyone who reaches it and audits
+    /// nothing (a review's user would be whatever the caller wrote).
+    #[arg(long, env = "LBDESK_WEBHOOK_CLIENT_CA")]
+    pub webhook_client_ca: Option<PathBuf>,
 }
 
 /// The webhook, bound and with its certificate read, ready to serve.
 pub struct Webhook {
     listener: std::net::TcpListener,
     tls: RustlsConfig,
-    files: (PathBuf, PathBuf),
+    files: Files,
     admission: Arc<Admission>,
 }
 
-fn config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::ServerConfig>> {
-    crate::tls::from_files(("--webhook-cert", cert), ("--webhook-key", key))
+/// The certificate, key and client CA files.
+#[derive(Clone)]
+struct Files {
+    cert: PathBuf,
+    key: PathBuf,
+    client_ca: Option<PathBuf>,
+}
+
+impl Files {
+    fn config(&self) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+        let Some(ca) = &self.client_ca else {
+            return crate::tls::from_files(("--webhook-cert", &self.cert), ("--webhook-key", &self.key));
+        };
+        let read = |flag: &str, path: &Path| {
+            std::fs::read(path).with_context(|| format!("{flag} {}: could not read the file", path.display()))
+        };
+        let certs = crate::tls::certificates(&read("--webhook-cert", &self.cert)?)
+            .with_context(|| format!("--webhook-cert {}", self.cert.display()))?;
+        let key = crate::tls::private_key(&read("--webhook-key", &self.key)?)
+            .with_context(|| format!("--webhook-key {}", self.key.display()))?;
+        let cas = crate::tls::certificates(&read("--webhook-client-ca", ca)?)
+            .with_context(|| format!("--webhook-client-ca {}", ca.display()))?;
+        crate::tls::server_config_with_clients(certs, key, Some(cas))
+            .with_context(|| format!("--webhook-cert, --webhook-key and --webhook-client-ca {}", ca.display()))
+    }
+
+    fn modified(&self) -> [Option<SystemTime>; 3] {
+        [modified(&self.cert), modified(&self.key), self.client_ca.as_deref().and_then(modified)]
+    }
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
@@ -65,10 +98,16 @@ impl Webhook {
         let (Some(cert), Some(key)) = (&args.webhook_cert, &args.webhook_key) else {
             anyhow::bail!("--webhook-listen needs --webhook-cert and --webhook-key");
         };
-        let tls = RustlsConfig::from_config(config(cert, key)?);
+        let files = Files { cert: cert.clone(), key: key.clone(), client_ca: args.webhook_client_ca.clone() };
+        let tls = RustlsConfig::from_config(files.config()?);
         let listener =
             std::net::TcpListener::bind(listen).with_context(|| format!("could not listen on {listen} (webhook)"))?;
-        Ok(Some(Webhook { listener, tls, files: (cert.clone(), key.clone()), admission }))
+        if files.client_ca.is_none() {
+            tracing::warn!(
+                "the webhook does not authenticate the API server (--webhook-client-ca): it answers reviews but audits none"
+            );
+        }
+        Ok(Some(Webhook { listener, tls, files, admission }))
     }
 
     /// The address it is bound to.
@@ -78,28 +117,31 @@ impl Webhook {
 
     /// Serves until `handle` shuts it down, reading the certificate again when it changes.
     pub fn serve(self, idle: Duration, handle: Handle<SocketAddr>) -> anyhow::Result<JoinHandle<std::io::Result<()>>> {
-        let (cert, key) = self.files;
+        let files = self.files;
+        let reloaded = files.clone();
         let tls = self.tls.clone();
         let reload = tokio::spawn(async move {
-            let mut seen = (modified(&cert), modified(&key));
+            let mut seen = reloaded.modified();
             loop {
                 tokio::time::sleep(RELOAD_EVERY).await;
-                let now = (modified(&cert), modified(&key));
+                let now = reloaded.modified();
                 if now == seen {
                     continue;
                 }
                 // NB: a half-written pair fails to load and is tried again at the next look.
-                match config(&cert, &key) {
+                match reloaded.config() {
                     Ok(config) => {
                         tls.reload_from_config(config);
                         seen = now;
-                        tracing::info!(cert = %cert.display(), "webhook certificate reloaded");
+                        tracing::info!(cert = %reloaded.cert.display(), "webhook certificate reloaded");
                     }
                     Err(e) => tracing::warn!(error = %format!("{e:#}"), "webhook certificate not reloaded"),
                 }
             }
         });
-        let router = Router::new().route("/validate", post(validate)).with_state(self.admission);
+        // NB: with a client CA, rustls admits only callers it signed: the API server.
+        let caller = if files.client_ca.is_some() { Caller::Authenticated } else { Caller::Unauthenticated };
+        let router = Router::new().route("/validate", post(validate)).with_state((self.admission, caller));
         let served = crate::net::serve(self.listener, router, Some(self.tls), idle, handle)?;
         Ok(tokio::spawn(async move {
             let result = served.await.unwrap_or_else(|e| Err(std::io::Error::other(e)));
@@ -110,9 +152,9 @@ impl Webhook {
 }
 
 /// One review: the AdmissionReview as the API server sends it, the same with its response.
-async fn validate(State(admission): State<Arc<Admission>>, body: Bytes) -> Response {
+async fn validate(State((admission, caller)): State<(Arc<Admission>, Caller)>, body: Bytes) -> Response {
     match serde_json::from_slice::<AdmissionReview<DynamicObject>>(&body) {
-        Ok(review) => axum::Json(admission.review(review).await).into_response(),
+        Ok(review) => axum::Json(admission.review(review, caller).await).into_response(),
         Err(e) => (StatusCode::BAD_REQUEST, format!("not an AdmissionReview: {e}")).into_response(),
     }
 }

@@ -75,6 +75,15 @@ pub struct Admission {
     via: Via,
 }
 
+/// Whether the user a review names is the API server's word: in-process (the embedded API),
+/// or over a webhook that authenticated its caller as the API server. NB: otherwise anyone
+/// reaching the webhook could have a forged user's "change" recorded, so it is not audited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller {
+    Authenticated,
+    Unauthenticated,
+}
+
 impl Drop for Admission {
     fn drop(&mut self) {
         if let Some((_, watch)) = self.tickets.get() {
@@ -162,13 +171,17 @@ impl Admission {
     }
 
     /// The endpoint: an AdmissionReview in, the same with its response out.
-    pub async fn review(&self, review: AdmissionReview<DynamicObject>) -> AdmissionReview<DynamicObject> {
+    pub async fn review(
+        &self,
+        review: AdmissionReview<DynamicObject>,
+        caller: Caller,
+    ) -> AdmissionReview<DynamicObject> {
         let request: AdmissionRequest<DynamicObject> = match review.try_into() {
             Ok(r) => r,
             Err(_) => return AdmissionResponse::invalid("the AdmissionReview has no request").into_review(),
         };
         let response = AdmissionResponse::from(&request);
-        let response = match self.decide(&request).await {
+        let response = match self.decide(&request, caller).await {
             Ok(()) => response,
             Err(denial) => {
                 tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %denial.message, "admission denied");
@@ -186,7 +199,7 @@ impl Admission {
     }
 
     /// Hands the request to the checks of its kind.
-    async fn decide(&self, req: &AdmissionRequest<DynamicObject>) -> Result<(), Denial> {
+    async fn decide(&self, req: &AdmissionRequest<DynamicObject>, caller: Caller) -> Result<(), Denial> {
         let value = |o: Option<&DynamicObject>| {
             o.map(serde_json::to_value).transpose().map_err(|e| Denial::invalid(e.to_string()))
         };
@@ -217,7 +230,7 @@ impl Admission {
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
         // A status write changes no one's intent; a dry run changes nothing.
-        if others && req.sub_resource.is_none() && !req.dry_run {
+        if others && caller == Caller::Authenticated && req.sub_resource.is_none() && !req.dry_run {
             self.record(user, &req.operation, kind, &review, project).await;
         }
         Ok(())

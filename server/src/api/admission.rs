@@ -59,7 +59,7 @@ pub async fn admit(
     });
     let review: AdmissionReview<DynamicObject> =
         serde_json::from_value(review).map_err(|e| ApiError::internal("could not build an AdmissionReview", e))?;
-    match api.admission.review(review).await.response {
+    match api.admission.review(review, crate::admission::Caller::Authenticated).await.response {
         Some(r) if r.allowed => Ok(()),
         Some(r) => Err(ApiError::Denied {
             code: if r.result.code == 0 { 400 } else { r.result.code },

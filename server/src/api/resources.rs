@@ -116,6 +116,7 @@ pub fn kinds() -> &'static [Kind] {
             builtin("", "ServiceAccount", "serviceaccounts", true, &["sa"]),
             builtin("apps", "Deployment", "deployments", true, &["deploy"]),
             builtin("policy", "PodDisruptionBudget", "poddisruptionbudgets", true, &["pdb"]),
+            builtin("networking.k8s.io", "NetworkPolicy", "networkpolicies", true, &["netpol"]),
             builtin("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", false, &[]),
             builtin("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", false, &[]),
             builtin("rbac.authorization.k8s.io", "Role", "roles", true, &[]),

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -71,6 +72,7 @@ struct Manifests {
     roles: Vec<Role>,
     webhooks: Vec<ValidatingWebhookConfiguration>,
     pdbs: Vec<PodDisruptionBudget>,
+    network_policies: Vec<NetworkPolicy>,
     crds: Vec<CustomResourceDefinition>,
     kinds: BTreeMap<String, usize>,
 }
@@ -92,6 +94,7 @@ fn manifests() -> Manifests {
             "Role" => m.roles.push(typed(&file, &value)),
             "Deployment" => m.deployments.push(typed(&file, &value)),
             "PodDisruptionBudget" => m.pdbs.push(typed(&file, &value)),
+            "NetworkPolicy" => m.network_policies.push(typed(&file, &value)),
             "ValidatingWebhookConfiguration" => m.webhooks.push(typed(&file, &value)),
             "CustomResourceDefinition" => m.crds.push(typed(&file, &value)),
             // cert-manager's kinds: no k8s-openapi type; read as any object.
@@ -112,6 +115,19 @@ fn every_manifest_is_a_well_formed_object_of_its_kind() {
     }
     assert_eq!(m.crds.len(), 4, "the four CRDs");
     assert_eq!(m.pdbs.len(), 1);
+    // The webhook only from the API server, the metrics only from Prometheus (issue #27).
+    let policy = m.network_policies.first().and_then(|p| p.spec.as_ref()).expect("a NetworkPolicy");
+    let rules = policy.ingress.clone().unwrap_or_default();
+    let from = |port: i32| -> usize {
+        let rule = rules.iter().find(|r| {
+            r.ports
+                .iter()
+                .flatten()
+                .any(|p| p.port == Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(port)))
+        });
+        rule.and_then(|r| r.from.as_ref()).map_or(0, Vec::len)
+    };
+    assert!(from(8443) > 0 && from(9464) > 0, "the webhook and the metrics are not open to every pod");
 }
 
 #[test]

@@ -29,6 +29,14 @@ pub(super) fn review(old: &Value, new: &Value) -> Value {
     })
 }
 
+/// The audit entries of the user the reviews name.
+async fn admission_entries(lbdesk: &crate::helpers::Lbdesk) -> i64 {
+    sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM audit WHERE username = 'kubernetes-admin'")
+        .fetch_one(&lbdesk.db.pool)
+        .await
+        .expect("count")
+}
+
 fn client(ca: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
@@ -44,6 +52,7 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
         webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
         webhook_cert: Some(dir.path().join("cert.pem")),
         webhook_key: Some(dir.path().join("key.pem")),
+        webhook_client_ca: None,
     };
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
     let w = world(&lbdesk).await;
@@ -85,6 +94,9 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
     let answer: Value =
         https.post(&url).json(&review(&old, &labelled)).send().await.expect("answers").json().await.expect("json");
     assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    // NB: without --webhook-client-ca anyone reaching the webhook could name any user: an
+    // allowed review is answered, and nothing is audited (issue #27).
+    assert_eq!(admission_entries(&lbdesk).await, 0, "no audit entry from an unauthenticated review");
     let res = https.post(&url).body("{\"kind\": 1}").send().await.expect("answers");
     assert_eq!(res.status(), reqwest::StatusCode::BAD_REQUEST);
 
@@ -102,4 +114,58 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
     // NB: a new client: the old one's kept-alive connection was made before the renewal.
     let old_ca = client(&ca);
     assert!(old_ca.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "the old certificate is gone");
+}
+
+/// A CA, and a client certificate it signs, as PEM: (CA, client certificate and key).
+fn client_pki() -> (String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().expect("key");
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+    let cert = params.signed_by(&key, &issuer).expect("certificate");
+    (ca_cert.pem(), format!("{}{}", cert.pem(), key.serialize_pem()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_client_ca_the_webhook_answers_only_the_api_server_and_audits_its_reviews() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let ca = certificate(dir.path());
+    let (client_ca, identity) = client_pki();
+    std::fs::write(dir.path().join("client-ca.pem"), &client_ca).expect("write");
+    let webhook = WebhookArgs {
+        webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
+        webhook_cert: Some(dir.path().join("cert.pem")),
+        webhook_key: Some(dir.path().join("key.pem")),
+        webhook_client_ca: Some(dir.path().join("client-ca.pem")),
+    };
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("hooked", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "hooked", Phase::Enabled).await;
+    let url = format!("https://{}/validate", lbdesk.webhook_addr.expect("the webhook listens"));
+    let old = serde_json::to_value(w.tickets.get("hooked").await.expect("ticket")).expect("json");
+    let mut labelled = old.clone();
+    labelled["metadata"]["annotations"] = json!({"note": "reviewed"});
+
+    // A caller without the API server's client certificate gets no answer at all.
+    let anonymous = client(&ca);
+    assert!(anonymous.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "refused in the handshake");
+    let before = admission_entries(&lbdesk).await;
+
+    // The API server (its client certificate) is answered, and what it allows is audited.
+    let api_server = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
+        .identity(reqwest::Identity::from_pem(identity.as_bytes()).expect("identity"))
+        .build()
+        .expect("client");
+    let answer: Value =
+        api_server.post(&url).json(&review(&old, &labelled)).send().await.expect("answers").json().await.expect("json");
+    assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    assert_eq!(admission_entries(&lbdesk).await, before + 1, "the API server's review is audited");
 }
