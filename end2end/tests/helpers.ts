@@ -48,12 +48,23 @@ export async function fillLoadbalancer(
   await page.getByLabel('Value 1').fill('f5');
 }
 
-/** Opens the request form and fills it in, as a tenant, without sending it. */
-export async function fillRequest(page: Page, name: string, namespace: string, veip = '', lbtype = 'listener') {
+/** Opens the request form and fills it in, as a tenant, without sending it; on `loadbalancer`
+ * when given, else on the first one offered. */
+export async function fillRequest(
+  page: Page,
+  name: string,
+  namespace: string,
+  veip = '',
+  lbtype = 'listener',
+  loadbalancer = '',
+) {
   await page.goto('/tickets/new');
   await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill(name);
   await page.getByLabel('Namespace').selectOption(namespace);
+  if (loadbalancer) {
+    await page.getByLabel('Load balancer').selectOption(loadbalancer);
+  }
   await page.getByLabel('Type').selectOption(lbtype);
   if (veip) {
     await page.getByLabel('VE IP').fill(veip);
@@ -61,8 +72,15 @@ export async function fillRequest(page: Page, name: string, namespace: string, v
 }
 
 /** Requests an address through the form, as a tenant, and lands on its page. */
-export async function requestAddress(page: Page, name: string, namespace: string, veip = '', lbtype = 'listener') {
-  await fillRequest(page, name, namespace, veip, lbtype);
+export async function requestAddress(
+  page: Page,
+  name: string,
+  namespace: string,
+  veip = '',
+  lbtype = 'listener',
+  loadbalancer = '',
+) {
+  await fillRequest(page, name, namespace, veip, lbtype, loadbalancer);
   await page.getByRole('button', { name: 'Request' }).click();
   await expect(page).toHaveURL(new RegExp(`/tickets/${name}$`));
 }

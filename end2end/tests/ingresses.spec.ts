@@ -23,7 +23,7 @@ test('a tenant adds an F5 Ingress; the member cluster holds it with the annotati
   page,
 }) => {
   await signedIn(page, users.alice);
-  await requestAddress(page, 'i-shop', 'acp-region01/default', '', 'ingress');
+  await requestAddress(page, 'i-shop', 'acp-region01/default', '', 'ingress', 'shared-lb');
   const badge = page.getByRole('heading', { name: /Address request i-shop/ }).getByTestId('phase');
   await expect(badge).toHaveText('Enabled', { timeout: 20_000 });
   const veip = (await page.getByTestId('veip').textContent())?.trim() ?? '';

@@ -10,7 +10,7 @@ test('a tenant adds a listener with two weighted services, previews it, and the 
   page,
 }) => {
   await signedIn(page, users.alice);
-  await requestAddress(page, 'l-shop', 'acp-region01/default');
+  await requestAddress(page, 'l-shop', 'acp-region01/default', '', 'listener', 'shared-lb');
   const badge = page.getByRole('heading', { name: /Address request l-shop/ }).getByTestId('phase');
   await expect(badge).toHaveText('Enabled', { timeout: 20_000 });
   await page.getByRole('button', { name: 'Add listener' }).click();

@@ -29,7 +29,8 @@ async function condition(page: Page, n: number, looksAt: string, operator: strin
 
 test('a tenant adds a header rule and a host rule, previews the iRule, and reorders them', async ({ page }) => {
   await signedIn(page, users.alice);
-  await requestAddress(page, 'r-shop', 'acp-region01/team-a');
+  // NB: on the demo's load balancer, the one the member cluster's CIS is configured for.
+  await requestAddress(page, 'r-shop', 'acp-region01/team-a', '', 'listener', 'shared-lb');
   const badge = page.getByRole('heading', { name: /Address request r-shop/ }).getByTestId('phase');
   await expect(badge).toHaveText('Enabled', { timeout: 20_000 });
   await addListener(page, 'r-shop', 'web', '80', 'HTTP', 'web-v1');

@@ -31,15 +31,30 @@ fn validate_route(rule: &IngressRule) -> Verdict {
         object_name("host", host.strip_prefix("*.").unwrap_or(host))?;
     }
     bounded("path", &rule.path, MAX_VALUE_LEN)?;
-    if !rule.path.starts_with('/') || rule.path.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Refusal::field(
-            "path",
-            format!("{} must start with '/' and hold no spaces.", super::shown(&rule.path)),
-        ));
-    }
+    path(&rule.path)?;
     service_name("service", &rule.service)?;
     if rule.port == 0 {
         return Err(Refusal::field("port", "A port is 1–65535."));
+    }
+    Ok(())
+}
+
+/// A `Prefix` path as a Kubernetes API server takes it (absolute, no `//`, `/./`, `/../`,
+/// `%2F`, not ending in `/.` or `/..`: `validateIngressHTTPPath`) and CIS can route it (no `*`,
+/// which CIS skips; the characters of an RFC 3986 path only, so no quote, bracket, brace,
+/// backquote or backslash reaches a policy).
+fn path(path: &str) -> Verdict {
+    let refuse = |why: &str| Err(Refusal::field("path", format!("{} {why}", super::shown(path))));
+    if !path.starts_with('/') {
+        return refuse("must start with '/'.");
+    }
+    let lower = path.to_ascii_lowercase();
+    if ["//", "/./", "/../", "%2f"].iter().any(|s| lower.contains(s)) || path.ends_with("/.") || path.ends_with("/..") {
+        return refuse("may not hold '//', '/./', '/../' or '%2F', nor end in '/.' or '/..'.");
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()+,;=:@/%".contains(c);
+    if let Some(c) = path.chars().find(|c| !allowed(*c)) {
+        return refuse(&format!("may not hold {:?}: letters, digits and -._~!$&'()+,;=:@/% only.", c));
     }
     Ok(())
 }
@@ -111,6 +126,28 @@ mod tests {
                 Some("ingresses[0].rules[0].path"),
             ),
             ("a bad Service", vec![ingress("web", None, "/", "1svc", 80)], Some("ingresses[0].rules[0].service")),
+            ("a path with //", vec![ingress("web", None, "/a//b", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            (
+                "a path with /../",
+                vec![ingress("web", None, "/a/../b", "svc01", 80)],
+                Some("ingresses[0].rules[0].path"),
+            ),
+            ("a path ending /..", vec![ingress("web", None, "/a/..", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            ("an encoded slash", vec![ingress("web", None, "/a%2Fb", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            (
+                "a wildcard CIS skips",
+                vec![ingress("web", None, "/a*", "svc01", 80)],
+                Some("ingresses[0].rules[0].path"),
+            ),
+            ("a quote", vec![ingress("web", None, "/a\"b", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            (
+                "brackets and braces",
+                vec![ingress("web", None, "/[]${}", "svc01", 80)],
+                Some("ingresses[0].rules[0].path"),
+            ),
+            ("a backquote", vec![ingress("web", None, "/`x`", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            ("angle brackets", vec![ingress("web", None, "/<x>", "svc01", 80)], Some("ingresses[0].rules[0].path")),
+            ("a legal path", vec![ingress("web", None, "/shop/v1.2/~a;b=c@d", "svc01", 80)], None),
             ("port 0", vec![ingress("web", None, "/", "svc01", 0)], Some("ingresses[0].rules[0].port")),
             (
                 "the same name twice",
