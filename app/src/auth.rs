@@ -64,7 +64,7 @@ pub const WRONG_CREDENTIALS: &str = "Wrong user name or password.";
 /// Signs in and starts a fresh session, then sends the browser to `next` (a local path).
 #[server(prefix = "/api", endpoint = "login", output = crate::codec::JsonText)]
 pub async fn login(username: String, password: String, next: Option<String>) -> Result<(), AppError> {
-    use crate::ssr::{self, SESSION_USER, accounts};
+    use crate::ssr::{self, SESSION_SEEN, SESSION_SINCE, SESSION_USER, accounts};
     ssr::reply(
         async {
             // Counted as a failure unless it succeeds; refused (429) while the name or address waits.
@@ -85,10 +85,14 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
             let session = ssr::session().await?;
             // A new id on sign-in: a session id planted before sign-in is worthless after it.
             session.cycle_id().await.map_err(|e| ssr::internal("could not start the session", e))?;
-            session
-                .insert(SESSION_USER, &account.username)
-                .await
-                .map_err(|e| ssr::internal("could not start the session", e))?;
+            let now = ssr::now_micros();
+            for (key, value) in [
+                (SESSION_USER, serde_json::json!(account.username)),
+                (SESSION_SINCE, now.into()),
+                (SESSION_SEEN, now.into()),
+            ] {
+                session.insert(key, value).await.map_err(|e| ssr::internal("could not start the session", e))?;
+            }
             tracing::info!(user = %account.username, "signed in");
             leptos_axum::redirect(&local_path(next.as_deref()));
             Ok(())

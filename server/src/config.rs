@@ -194,11 +194,23 @@ pub struct HttpArgs {
     /// request's headers (or the TLS handshake), before it is closed.
     #[arg(long, env = "LBDESK_IDLE_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub idle_timeout: u64,
+    /// Seconds a signed-in session lasts without a request.
+    #[arg(long, env = "LBDESK_SESSION_IDLE", default_value_t = 8 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle: u64,
+    /// Seconds a session lasts from sign-in, however much it is used.
+    #[arg(long, env = "LBDESK_SESSION_LIFETIME", default_value_t = 12 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_lifetime: u64,
 }
 
 impl Default for HttpArgs {
     fn default() -> Self {
-        HttpArgs { tls_cert: None, tls_key: None, idle_timeout: 30 }
+        HttpArgs {
+            tls_cert: None,
+            tls_key: None,
+            idle_timeout: 30,
+            session_idle: 8 * 3600,
+            session_lifetime: 12 * 3600,
+        }
     }
 }
 

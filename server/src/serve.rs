@@ -197,7 +197,11 @@ impl Server {
         let metrics_listener = std::net::TcpListener::bind(args.metrics_listen)
             .with_context(|| format!("could not listen on {} (metrics)", args.metrics_listen))?;
         let metrics_addr = metrics_listener.local_addr().context("no local address (metrics)")?;
-        let router = crate::web::router(state, secure_cookies, site, probes);
+        let policy = crate::web::SessionPolicy {
+            idle: Duration::from_secs(args.http.session_idle),
+            lifetime: Duration::from_secs(args.http.session_lifetime),
+        };
+        let router = crate::web::router(state, secure_cookies, site, probes, policy);
         let (api, api_addr) = api.unzip();
         let scheme = if tls.is_some() { "https" } else { "http" };
         Ok(Server {

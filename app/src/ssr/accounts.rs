@@ -80,6 +80,25 @@ impl Db {
         Ok(())
     }
 
+    /// The instant (unix microseconds) before which `username`'s sessions are over; `None` for
+    /// no such user.
+    pub async fn sessions_since(&self, username: &str) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar("SELECT sessions_since FROM users WHERE username = $1")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await
+    }
+
+    /// Ends every session of `username` that began before `at` (unix microseconds).
+    pub async fn end_sessions(&self, username: &str, at: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE users SET sessions_since = $1 WHERE username = $2")
+            .bind(at)
+            .bind(username)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Creates a project (idempotent).
     pub async fn upsert_project(&self, name: &str, display_name: &str) -> Result<(), sqlx::Error> {
         sqlx::query(

@@ -22,6 +22,17 @@ use accounts::Account;
 
 /// Session key holding the signed-in user name.
 pub const SESSION_USER: &str = "user";
+/// The session's key holding when it began (sign-in), unix microseconds: its absolute lifetime
+/// counts from there, and a password reset ends the sessions that began before it.
+pub const SESSION_SINCE: &str = "since";
+/// The session's key holding when it was last seen (unix microseconds), so that a session in
+/// use is kept alive without a write on every request.
+pub const SESSION_SEEN: &str = "seen";
+
+/// Now, in unix microseconds.
+pub fn now_micros() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000) as i64
+}
 /// Session key holding the project the user works in.
 pub const SESSION_PROJECT: &str = "project";
 

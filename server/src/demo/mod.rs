@@ -120,6 +120,8 @@ pub async fn reset_passwords(store: &StoreArgs) -> anyhow::Result<()> {
     for user in &USERS {
         let password = random_password();
         set_user(&db, user, &password).await?;
+        // NB: a reset ends every session begun before it (a stolen cookie dies with the password).
+        db.end_sessions(user.username, app::ssr::now_micros()).await?;
         logins.push((user.username.to_string(), Some(password), describe(user)));
     }
     print_logins(&logins);

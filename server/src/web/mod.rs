@@ -10,7 +10,7 @@ pub use headers::content_security_policy;
 pub use probes::{Probes, metrics_router};
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -23,11 +23,22 @@ use tower_sessions::{Expiry, Session, SessionManagerLayer};
 use app::error::AppError;
 use app::ssr::session_store::SqlSessionStore;
 use app::ssr::throttle::SignInThrottle;
-use app::ssr::{AppState, SESSION_USER};
+use app::ssr::{AppState, SESSION_SEEN, SESSION_SINCE, SESSION_USER};
 use app::{App, shell};
 
-/// How long a session lives without activity.
-pub const SESSION_IDLE: time::Duration = time::Duration::hours(8);
+/// How long sessions last: without a request (`idle`), and from sign-in (`lifetime`).
+#[derive(Clone, Copy, Debug)]
+pub struct SessionPolicy {
+    pub idle: std::time::Duration,
+    pub lifetime: std::time::Duration,
+}
+
+/// What the session guard reads: the accounts (a reset ends sessions) and the policy.
+#[derive(Clone)]
+struct Guard {
+    db: app::ssr::db::Db,
+    policy: SessionPolicy,
+}
 
 /// The pages' routes, listed once per process.
 ///
@@ -42,21 +53,29 @@ pub fn routes() -> Vec<AxumRouteListing> {
 
 /// The whole web application. `secure_cookies` when users reach it over HTTPS; `site` is where
 /// its pages come from (the cross-site check); `probes` answer `/readyz`.
-pub fn router(state: AppState, secure_cookies: bool, site: SiteOrigin, probes: Probes) -> Router {
+pub fn router(
+    state: AppState,
+    secure_cookies: bool,
+    site: SiteOrigin,
+    probes: Probes,
+    policy: SessionPolicy,
+) -> Router {
     let routes = routes();
+    let idle = time::Duration::try_from(policy.idle).unwrap_or(time::Duration::hours(8));
     let sessions = SessionManagerLayer::new(SqlSessionStore::new(state.db.clone()))
         .with_name("lbdesk_session")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(secure_cookies)
-        .with_expiry(Expiry::OnInactivity(SESSION_IDLE));
+        .with_expiry(Expiry::OnInactivity(idle));
+    let guard = Guard { db: state.db.clone(), policy };
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .merge(probes.router())
         .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, shell))
-        .layer(middleware::from_fn(require_session))
+        .layer(middleware::from_fn_with_state(guard, require_session))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
         .layer(Extension(SignInThrottle::default()))
@@ -72,9 +91,12 @@ fn is_public(path: &str) -> bool {
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).
 /// Signed-in responses are never cached, so the back button cannot show them after sign-out.
-async fn require_session(session: Session, req: Request, next: Next) -> Response {
+async fn require_session(State(guard): State<Guard>, session: Session, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
-    let signed_in = matches!(session.get::<String>(SESSION_USER).await, Ok(Some(_)));
+    let signed_in = match session.get::<String>(SESSION_USER).await {
+        Ok(Some(user)) => current(&guard, &session, &user).await,
+        _ => false,
+    };
     if path == "/login" && signed_in {
         return Redirect::to("/").into_response();
     }
@@ -91,6 +113,39 @@ async fn require_session(session: Session, req: Request, next: Next) -> Response
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     res
+}
+
+/// Whether `user`'s session still signs them in: begun within its lifetime, and after the
+/// user's last password reset. One that no longer does is ended. A session in use is seen again
+/// (and so kept from its idle timeout) at most every quarter of the timeout, not on every request.
+async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
+    let now = app::ssr::now_micros();
+    let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+    let since = session.get::<i64>(SESSION_SINCE).await.ok().flatten();
+    let reset = guard.db.sessions_since(user).await;
+    let valid = match (since, reset) {
+        (Some(since), Ok(Some(reset))) => since >= reset && now.saturating_sub(since) <= micros(guard.policy.lifetime),
+        // NB: a session from before sign-in times were kept, or of a user gone: over.
+        (_, Ok(_)) | (None, _) => false,
+        (Some(_), Err(e)) => {
+            tracing::warn!(error = %e, "could not read the user's sessions; the session stands");
+            true
+        }
+    };
+    if !valid {
+        if let Err(e) = session.flush().await {
+            tracing::warn!(error = %e, "could not end a session");
+        }
+        return false;
+    }
+    let seen = session.get::<i64>(SESSION_SEEN).await.ok().flatten().unwrap_or(0);
+    if now.saturating_sub(seen) > micros(guard.policy.idle / 4) {
+        // NB: a changed session is saved with a new expiry: the idle timeout starts again.
+        if let Err(e) = session.insert(SESSION_SEEN, now).await {
+            tracing::warn!(error = %e, "could not keep a session alive");
+        }
+    }
+    true
 }
 
 /// Refuses `req` as a server function answers: the error as JSON, once its body is drained.

@@ -105,6 +105,12 @@ impl Drop for Lbdesk {
 }
 
 impl Lbdesk {
+    /// The store settings of its database, as `lbdesk reset-demo-passwords` takes them.
+    pub fn store(&self) -> server::config::StoreArgs {
+        let db = self.test_db.as_ref().expect("its database");
+        server::config::StoreArgs { data_dir: db.dir.path().to_path_buf(), database_url: Some(db.url.clone()) }
+    }
+
     /// Stops lbdesk as SIGTERM does and waits until it has (the web UI, the reconciler, the
     /// embedded API); fails the test if that takes over 30 s or anything panicked. Hands back
     /// the database, for a restart on it.
