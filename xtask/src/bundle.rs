@@ -15,16 +15,15 @@ use std::process::Command;
 use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_dir};
 
 /// The most the first load of any page may weigh, gzipped: the main module plus the chunks
-/// that page preloads. NB: 380,000 B until the Rules screen, whose pages (a condition builder,
-/// the services editor, the AS3 preview, a traffic shift, the rule checks compiled for the
-/// browser) first load up to 465,234 B; no measured cut brought them under (docs/perf.md).
-const FIRST_LOAD_LIMIT: u64 = 470_000;
-/// The most one chunk may weigh, gzipped. NB: 60,000 B until the Rules form's 71,633 B.
-const CHUNK_LIMIT: u64 = 75_000;
-/// The most all the wasm together may weigh, gzipped. NB: 550,000 B when three of the seven
-/// screens were placeholders, 700,000 B before the Rules screen; the screens' own code takes it
-/// past that, so it grows with them (docs/perf.md).
-const TOTAL_LIMIT: u64 = 920_000;
+/// that page preloads. NB: the aim is 380,000 B (the limit set when the bundle was split);
+/// with LTO running (the `cdylib` alone) every page but the Rules screen's two is under it, and
+/// those first load 384,009 B and 396,068 B (docs/perf.md), so this holds them where they are.
+const FIRST_LOAD_LIMIT: u64 = 400_000;
+/// The most one chunk may weigh, gzipped (the largest: the request tester's, 42,688 B).
+const CHUNK_LIMIT: u64 = 60_000;
+/// The most all the wasm together may weigh, gzipped. NB: the aim is 700,000 B; with LTO it is
+/// 795,616 B (docs/perf.md), so this holds it there.
+const TOTAL_LIMIT: u64 = 800_000;
 /// The module the split loader imports; Leptos's `HydrationScripts` asks for this name.
 const SPLIT_LINK: &str = "./__wasm_split.______________________.js";
 /// Where SSR reads which chunks each lazy route needs.
