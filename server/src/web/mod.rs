@@ -74,6 +74,7 @@ pub fn router(
         .route("/healthz", get(|| async { "ok" }))
         .merge(probes.router())
         .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone()))
+        .nest_service("/pkg", bundle(&state.leptos_options))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, shell))
         .layer(middleware::from_fn_with_state(guard, require_session))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
@@ -82,6 +83,25 @@ pub fn router(
         // NB: outermost, so refusals, redirects and errors of the layers above get them too.
         .layer(middleware::from_fn(headers::security_headers))
         .with_state(state)
+}
+
+/// The browser bundle (`/pkg`): each file sent as the build compressed it (`.br`, else `.gz`)
+/// to a browser that accepts that, the file itself otherwise. NB: the names carry no content
+/// hash (the split loader asks for fixed names), so a browser revalidates each file
+/// (`no-cache`: a 304 while `Last-Modified` holds) rather than keeping it blindly.
+fn bundle(options: &leptos::config::LeptosOptions) -> Router {
+    let dir = std::path::Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
+    let files = tower_http::services::ServeDir::new(dir).precompressed_br().precompressed_gzip();
+    Router::new()
+        .fallback_service(files)
+        .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .layer(tower_http::set_header::SetResponseHeaderLayer::appending(
+            header::VARY,
+            HeaderValue::from_static("accept-encoding"),
+        ))
 }
 
 /// Paths anyone may reach without a session.

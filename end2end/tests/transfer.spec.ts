@@ -1,0 +1,92 @@
+import { Browser } from '@playwright/test';
+import { expect, test } from './fixtures';
+import { hydrated, requestAddress, signIn, signedIn, users } from './helpers';
+
+// What a browser really downloads for each screen's first load: the wasm bytes on the wire
+// (Chromium's encoded lengths, in a fresh context so nothing is cached) and how many wasm
+// requests. The bundle is the release one, compressed by the build and sent brotli-encoded.
+test.describe.configure({ mode: 'serial' });
+
+/** The most wasm bytes a page's first load may transfer. NB: the aim is 320,000 B (issue 29);
+ * every page but the Rules screen's meets it, those are held where they are (docs/perf.md). */
+const TRANSFER_LIMIT = 320_000;
+const RULES_LIMIT = 340_000;
+
+type User = (typeof users)[keyof typeof users];
+
+/** Loads `path` as `user` in a fresh context; the wasm it transferred: bytes, requests, encodings. */
+async function firstLoad(browser: Browser, user: User | null, path: string) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  if (user) {
+    await signIn(page, user);
+    await expect(page.getByTestId('current-user')).toHaveText(user.display);
+  }
+  // NB: a new context for the page itself, with the session's cookie: its cache is empty.
+  const cookies = await context.cookies();
+  const fresh = await browser.newContext();
+  await fresh.addCookies(cookies);
+  const measured = await fresh.newPage();
+  const wasm: { url: string; encoding: string; bytes: Promise<number> }[] = [];
+  measured.on('response', (response) => {
+    if (response.url().includes('/pkg/') && response.url().endsWith('.wasm')) {
+      wasm.push({
+        url: response.url(),
+        encoding: response.headers()['content-encoding'] ?? '',
+        bytes: response.request().sizes().then((s) => s.responseBodySize),
+      });
+    }
+  });
+  await measured.goto(path);
+  await hydrated(measured);
+  await measured.waitForLoadState('networkidle');
+  const bytes = (await Promise.all(wasm.map((w) => w.bytes))).reduce((a, b) => a + b, 0);
+  const encodings = [...new Set(wasm.map((w) => w.encoding))];
+  await fresh.close();
+  await context.close();
+  return { bytes, requests: wasm.length, encodings };
+}
+
+test('every screen first loads its wasm brotli-encoded, within the transfer limit', async ({ browser, page }) => {
+  // A listener to open the rules pages of (the largest screens).
+  await signedIn(page, users.alice);
+  await requestAddress(page, 't-size', 'acp-region01/team-a', '', 'listener', 'shared-lb');
+  await expect(page.getByRole('heading', { name: /Address request t-size/ }).getByTestId('phase')).toHaveText(
+    'Enabled',
+    { timeout: 20_000 },
+  );
+  await page.goto('/listeners/t-size/new');
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill('web');
+  await page.getByLabel('Port', { exact: true }).fill('80');
+  await page.getByRole('button', { name: '+ Add service' }).click();
+  await page.getByLabel('Service 1', { exact: true }).selectOption('ssh-gw');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(/\/listeners\/t-size\/web$/);
+
+  const pages: [User | null, string][] = [
+    [null, '/login'],
+    [users.admin, '/loadbalancers'],
+    [users.admin, '/loadbalancers/new'],
+    [users.admin, '/audit'],
+    [users.alice, '/tickets'],
+    [users.alice, '/tickets/new'],
+    [users.alice, '/listeners'],
+    [users.alice, '/listeners/t-size/new'],
+    [users.alice, '/rules'],
+    [users.alice, '/rules/t-size/web'],
+    [users.alice, '/rules/t-size/web/new'],
+    [users.alice, '/ingresses'],
+  ];
+  const loads = [];
+  for (const [user, path] of pages) {
+    loads.push({ path, ...(await firstLoad(browser, user, path)) });
+  }
+  const rows = loads.map((l) => `${l.path.padEnd(26)} ${String(l.bytes).padStart(8)} B in ${l.requests} wasm requests`);
+  console.log(`first load per screen (wasm on the wire):\n${rows.join('\n')}`);
+  for (const load of loads) {
+    expect(load.encodings, `${load.path}: every wasm response is brotli-encoded`).toEqual(['br']);
+    const limit = load.path.startsWith('/rules') ? RULES_LIMIT : TRANSFER_LIMIT;
+    expect(load.bytes, `${load.path}: wasm transferred on first load`).toBeLessThanOrEqual(limit);
+  }
+});
