@@ -88,6 +88,8 @@ test('a tenant requests an address and watches it reach Enabled without reloadin
   const timeline = page.getByRole('list', { name: 'State timeline' });
   await expect(timeline.getByText('network policy approved')).toBeVisible();
   await expect(timeline.getByText('by alice')).toBeVisible();
+  // The cluster's CIS is not configured for demo-lb's namespace selector: the tenant is told.
+  await expect(page.getByTestId('cis-notice')).toContainText('What this request places may not reach BIG-IP');
 });
 
 test("the admin's edit form locks the fields in use and delete says why", async ({ page }) => {

@@ -48,6 +48,8 @@ async function firstLoad(browser: Browser, user: User | null, path: string) {
 }
 
 test('every screen first loads its wasm brotli-encoded, within the transfer limit', async ({ browser, page }) => {
+  // NB: twelve first loads, each in a fresh context waiting for the network to go quiet.
+  test.setTimeout(120_000);
   // A listener to open the rules pages of (the largest screens).
   await signedIn(page, users.alice);
   await requestAddress(page, 't-size', 'acp-region01/team-a', '', 'listener', 'shared-lb');

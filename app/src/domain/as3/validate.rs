@@ -133,24 +133,39 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
                         "controls": {"class": "Controls", "userAgent": "CIS Configured AS3"}},
     });
     request["declaration"][&rendered.tenant] = tenant;
-    let faults: Vec<Fault> = cis_validator()
-        .map_err(fail)?
-        .iter_errors(&request)
+    let validator = cis_validator().map_err(fail)?;
+    let faults = schema_faults(
+        validator,
+        &request,
+        1,
+        &rendered.origins,
+        "what CIS would post is invalid under its AS3 3.52 schema",
+    );
+    if faults.is_empty() { Ok(()) } else { Err(faults) }
+}
+
+/// The first schema errors of `doc`, each a fault naming where it is and, when the path
+/// reaches an item (`depth` levels above `/<tenant>/<app>/<item>`), where that comes from.
+fn schema_faults(
+    validator: &jsonschema::Validator,
+    doc: &Value,
+    depth: usize,
+    origins: &Origins,
+    what: &str,
+) -> Vec<Fault> {
+    validator
+        .iter_errors(doc)
         .take(20)
         .map(|e| {
             let path = e.instance_path().to_string();
-            let parts: Vec<&str> = path.split('/').skip(1).collect();
+            let parts: Vec<&str> = path.split('/').skip(1 + depth).collect();
             let origin = match parts.as_slice() {
-                ["declaration", _, app, item, ..] => origin_of(&rendered.origins, app, item).cloned(),
+                [_, app, item, ..] => origin_of(origins, app, item).cloned(),
                 _ => None,
             };
-            Fault {
-                origin,
-                message: format!("what CIS would post is invalid under its AS3 3.52 schema: {e} (at {path})"),
-            }
+            Fault { origin, message: format!("{what}: {e} (at {path})") }
         })
-        .collect();
-    if faults.is_empty() { Ok(()) } else { Err(faults) }
+        .collect()
 }
 
 fn fault(origins: &Origins, app: &str, item: &str, message: String) -> Fault {
@@ -176,20 +191,7 @@ pub fn validate_adc(adc: &str, origins: &Origins) -> Result<(), Vec<Fault>> {
     }
     let doc: Value =
         serde_json::from_str(adc).map_err(|e| vec![Fault { origin: None, message: format!("not JSON: {e}") }])?;
-    let mut faults: Vec<Fault> = validator()
-        .map_err(|f| vec![f])?
-        .iter_errors(&doc)
-        .take(20)
-        .map(|e| {
-            let path = e.instance_path().to_string();
-            let parts: Vec<&str> = path.split('/').skip(1).collect();
-            let origin = match parts.as_slice() {
-                [_, app, item, ..] => origin_of(origins, app, item).cloned(),
-                _ => None,
-            };
-            Fault { origin, message: format!("AS3 schema: {e} (at {path})") }
-        })
-        .collect();
+    let mut faults = schema_faults(validator().map_err(|f| vec![f])?, &doc, 0, origins, "AS3 schema");
     if let Some(adc) = doc.as_object() {
         for (tenant, body) in adc {
             if let Some(apps) = body.as_object().filter(|b| b.get("class") == Some(&Value::from("Tenant"))) {

@@ -10,7 +10,7 @@ use crate::components::form::action_error;
 use crate::components::list::table_or_none;
 use crate::components::loaded::{Loaded, poll};
 use crate::components::time::LocalTime;
-use crate::domain::crd::{DesiredState, LbType, Phase};
+use crate::domain::crd::{CONDITION_CIS_READY, DesiredState, LbType, Phase};
 use crate::domain::policy::{
     ingress_creatable, listener_creatable, reason, ticket_deletable, ticket_disableable, ticket_editable,
     ticket_enableable,
@@ -94,6 +94,9 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
         </div>
         <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
         {(!d.row.message.is_empty()).then(|| view! { <div class="callout callout-bad" data-testid="last-error"><strong>"Last error: "</strong>{d.row.message.clone()}</div> })}
+        {d.conditions.iter().find(|c| c.type_ == CONDITION_CIS_READY && c.status == "False").map(|c| view! {
+            <div class="notice-bad" role="status" data-testid="cis-notice">{c.message.clone()}</div>
+        })}
         <dl class="facts">
             <dt>"Project"</dt><dd>{d.row.project.clone()}</dd>
             <dt>"Load balancer"</dt><dd>{d.row.loadbalancer.clone()}</dd>

@@ -13,23 +13,13 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 use server::reconciler;
 
+use super::reachability::call;
 use super::{loadbalancer, ticket, wait_phase, world};
 use crate::helpers::{Backend, Options, signed_in, spawn_lbdesk_with, until};
 
 async fn cis_ready(lbs: &Api<Loadbalancer>) -> Option<Condition> {
     let lb = lbs.get("demo").await.ok()?;
     lb.status?.conditions.into_iter().find(|c| c.type_ == CONDITION_CIS_READY)
-}
-
-async fn call<T: serde::de::DeserializeOwned>(
-    http: &reqwest::Client,
-    url: &str,
-    path: &str,
-    args: serde_json::Value,
-) -> T {
-    let res = http.post(format!("{url}/api/{path}")).header("origin", url).json(&args).send().await.expect("request");
-    assert!(res.status().is_success(), "{path}: {}", res.status());
-    res.json().await.expect("json")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

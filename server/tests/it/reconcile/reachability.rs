@@ -25,7 +25,8 @@ fn far_lb() -> Loadbalancer {
     .expect("lb")
 }
 
-async fn call<T: serde::de::DeserializeOwned>(
+/// A server function's answer, called as a signed-in browser would.
+pub(super) async fn call<T: serde::de::DeserializeOwned>(
     http: &reqwest::Client,
     url: &str,
     path: &str,

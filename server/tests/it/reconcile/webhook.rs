@@ -44,15 +44,14 @@ fn client(ca: &str) -> reqwest::Client {
         .expect("client")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_certificate() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let ca = certificate(dir.path());
+/// lbdesk serving the webhook with the certificate of `dir` (and the client CA there, when
+/// asked), with the Enabled request `hooked`: lbdesk, the webhook's URL and the request as JSON.
+async fn hooked(dir: &std::path::Path, client_ca: bool) -> (crate::helpers::Lbdesk, String, Value) {
     let webhook = WebhookArgs {
         webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
-        webhook_cert: Some(dir.path().join("cert.pem")),
-        webhook_key: Some(dir.path().join("key.pem")),
-        webhook_client_ca: None,
+        webhook_cert: Some(dir.join("cert.pem")),
+        webhook_key: Some(dir.join("key.pem")),
+        webhook_client_ca: client_ca.then(|| dir.join("client-ca.pem")),
     };
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
     let w = world(&lbdesk).await;
@@ -61,6 +60,15 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
     wait_phase(&w.tickets, "hooked", Phase::Enabled).await;
     let url = format!("https://{}/validate", lbdesk.webhook_addr.expect("the webhook listens"));
     let old = serde_json::to_value(w.tickets.get("hooked").await.expect("ticket")).expect("json");
+    (lbdesk, url, old)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_certificate() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let ca = certificate(dir.path());
+    let (lbdesk, url, old) = hooked(dir.path(), false).await;
+    let w = world(&lbdesk).await;
     let https = client(&ca);
 
     // Asking for another address once Enabled is greyed out on the page; the webhook says no.
@@ -137,19 +145,7 @@ async fn with_a_client_ca_the_webhook_answers_only_the_api_server_and_audits_its
     let ca = certificate(dir.path());
     let (client_ca, identity) = client_pki();
     std::fs::write(dir.path().join("client-ca.pem"), &client_ca).expect("write");
-    let webhook = WebhookArgs {
-        webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
-        webhook_cert: Some(dir.path().join("cert.pem")),
-        webhook_key: Some(dir.path().join("key.pem")),
-        webhook_client_ca: Some(dir.path().join("client-ca.pem")),
-    };
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
-    let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("hooked", None, false)).await.expect("ticket");
-    wait_phase(&w.tickets, "hooked", Phase::Enabled).await;
-    let url = format!("https://{}/validate", lbdesk.webhook_addr.expect("the webhook listens"));
-    let old = serde_json::to_value(w.tickets.get("hooked").await.expect("ticket")).expect("json");
+    let (lbdesk, url, old) = hooked(dir.path(), true).await;
     let mut labelled = old.clone();
     labelled["metadata"]["annotations"] = json!({"note": "reviewed"});
 
