@@ -18,7 +18,10 @@ const MANAGED_LABELS: &str = "ebcpaas.io/managed-labels";
 
 /// The labels placed tenants ask for.
 pub(super) struct Labels {
-    pub(super) namespaces: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per namespace, per label key, the values the load balancers placing there want. NB:
+    /// load balancers of one cluster whose selectors give one key two values conflict (their
+    /// cluster's one CIS watches one of them, and `CisReady` says so of the other).
+    pub(super) namespaces: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
     pub(super) services: BTreeMap<(String, String), BTreeMap<String, String>>,
     /// Tenants whose declaration is refused: their Services keep the labels they have.
     blocked: BTreeSet<String>,
@@ -32,12 +35,34 @@ impl Labels {
                 labels.blocked.insert(tenant.clone());
             }
             for (ns, wanted) in &p.namespaces {
-                labels.namespaces.entry(ns.clone()).or_default().extend(wanted.clone());
+                let keys = labels.namespaces.entry(ns.clone()).or_default();
+                for (k, v) in wanted {
+                    keys.entry(k.clone()).or_default().insert(v.clone());
+                }
             }
             labels.services.extend(p.services.clone());
         }
         labels
     }
+}
+
+/// The labels a namespace gets from the values wanted for each key: the one it carries when that
+/// is among them, else the first. NB: so two load balancers wanting one key two ways never
+/// make the label flip between syncs (each flip would have the cluster's CIS drop, then take
+/// up again, every ConfigMap of that namespace).
+fn settled(
+    wanted: Option<&BTreeMap<String, BTreeSet<String>>>,
+    current: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (key, values) in wanted.into_iter().flatten() {
+        let value = current.get(key).filter(|v| values.contains(*v)).or_else(|| values.first());
+        if values.len() > 1 {
+            tracing::warn!(key = %key, values = ?values, kept = ?value, "load balancers of one cluster want one namespace label two ways");
+        }
+        out.extend(value.map(|v| (key.clone(), v.clone())));
+    }
+    out
 }
 
 /// The keys whose values differ between two maps (added, changed or gone).
@@ -73,13 +98,13 @@ pub(super) async fn label_namespaces(
     let named = only.map(|names| names.into_iter().map(|name| (api.clone(), name)).collect());
     for ns in every_or_named(&api, named).await? {
         let name = ns.name_any();
-        let want = wanted.namespaces.get(&name).cloned().unwrap_or_default();
+        let labels = ns.labels();
+        let want = settled(wanted.namespaces.get(&name), labels);
         let managed: BTreeSet<String> = ns
             .annotations()
             .get(MANAGED_LABELS)
             .map(|v| v.split(',').filter(|k| !k.is_empty()).map(String::from).collect())
             .unwrap_or_default();
-        let labels = ns.labels();
         let mut patch_labels = serde_json::Map::new();
         for (k, v) in &want {
             if labels.get(k) != Some(v) {
@@ -155,6 +180,20 @@ pub(super) async fn label_services(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_wanted_two_ways_keeps_the_value_it_has() {
+        let wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::from([
+            ("cis".to_string(), BTreeSet::from(["pairs".to_string(), "shared".to_string()])),
+            ("zone".to_string(), BTreeSet::from(["f5".to_string()])),
+        ]);
+        let has = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let kept = settled(Some(&wanted), &has(&[("cis", "shared")]));
+        assert_eq!(kept, has(&[("cis", "shared"), ("zone", "f5")]), "the current value stays");
+        let first = settled(Some(&wanted), &has(&[("cis", "other")]));
+        assert_eq!(first, has(&[("cis", "pairs"), ("zone", "f5")]), "else the first, the same every time");
+        assert!(settled(None, &has(&[("cis", "shared")])).is_empty());
+    }
 
     #[test]
     fn differing_keys_are_the_added_changed_and_gone() {
