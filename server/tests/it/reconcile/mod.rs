@@ -445,3 +445,33 @@ async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_conte
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(versions(&w).await, before, "nothing reconciles once stopped");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    let kube_system = || async {
+        let ns = Api::<Namespace>::all(w.member.clone()).get("kube-system").await.expect("namespace");
+        ns.labels().get("zone").cloned()
+    };
+    until("kube-system labelled for demo", 10, || async { kube_system().await.as_deref() == Some("f5") }).await;
+    // Another load balancer of the cluster, its ConfigMap in kube-system too, selecting zone=other.
+    let mut other = loadbalancer("20.2.0.0/24", &[]);
+    other.metadata.name = Some("other".into());
+    other.spec.partition = Some("other".into());
+    other.spec.nsselector = BTreeMap::from([("zone".to_string(), "other".to_string())]);
+    w.lbs.create(&PostParams::default(), &other).await.expect("lb");
+    let mut theirs = ticket("theirs", None, false);
+    theirs.spec.loadbalancer = "other".into();
+    w.tickets.create(&PostParams::default(), &theirs).await.expect("ticket");
+    wait_phase(&w.tickets, "theirs", Phase::Enabled).await;
+    // Through many syncs (one a second), the label keeps the value it had.
+    let watched = std::time::Instant::now();
+    while watched.elapsed() < Duration::from_secs(4) {
+        assert_eq!(kube_system().await.as_deref(), Some("f5"), "the label never flips");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
