@@ -43,21 +43,6 @@ const SERVICES: [(&str, &[u16]); 6] = [
 /// The Nodes of every simulated member cluster: (name, InternalIP).
 const NODES: [(&str, &str); 2] = [("node-1", "192.168.50.11"), ("node-2", "192.168.50.12")];
 
-/// The arguments of the simulated clusters' CIS: those README "Running in a cluster" gives,
-/// for the demo load balancer's namespace selector (`cis=shared`).
-pub const CIS_ARGS: [&str; 10] = [
-    "--bigip-url=https://192.0.2.10",
-    "--bigip-partition=cis",
-    "--namespace-label=cis=shared",
-    "--hubmode=true",
-    "--filter-tenants=false",
-    "--pool-member-type=cluster",
-    "--ingress-class=f5",
-    "--agent=as3",
-    "--share-nodes=true",
-    "--log-as3-response=true",
-];
-
 /// The CIS Deployment of a simulated member cluster: held, not run, so that lbdesk reads its
 /// arguments as it reads a real one's.
 fn cis_deployment(ns: &str) -> Value {
@@ -73,7 +58,7 @@ fn cis_deployment(ns: &str) -> Value {
                     "name": "k8s-bigip-ctlr",
                     "image": "f5networks/k8s-bigip-ctlr:2.20.2",
                     "command": ["/app/bin/k8s-bigip-ctlr"],
-                    "args": CIS_ARGS,
+                    "args": app::domain::cis::args::README_ARGS,
                 }]},
             },
         },

@@ -14,8 +14,9 @@ use serde_json::Value;
 pub fn readme_args(nsselector: &BTreeMap<String, String>) -> CisArgs {
     let label: Vec<String> = nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let label = format!("--namespace-label={}", label.join(","));
-    let words =
-        server::embedded::CIS_ARGS.iter().map(|w| if w.starts_with("--namespace-label=") { label.as_str() } else { w });
+    let words = app::domain::cis::args::README_ARGS
+        .iter()
+        .map(|w| if w.starts_with("--namespace-label=") { label.as_str() } else { w });
     CisArgs::parse(words).expect("the README's arguments parse")
 }
 

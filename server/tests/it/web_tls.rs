@@ -12,14 +12,19 @@ use server::config::HttpArgs;
 
 use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
 
-/// A CA, and a certificate it signed for 127.0.0.1 and localhost, written as PEM files (the
-/// certificate file holds the chain); returns the CA's PEM.
-pub(crate) fn certificate(dir: &std::path::Path) -> String {
+/// A new certificate authority: its certificate, and the issuer that signs with it.
+pub(crate) fn authority() -> (rcgen::Certificate, Issuer<'static, KeyPair>) {
     let ca_key = KeyPair::generate().expect("key");
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca_cert = ca.self_signed(&ca_key).expect("CA");
-    let issuer = Issuer::new(ca, ca_key);
+    (ca_cert, Issuer::new(ca, ca_key))
+}
+
+/// A CA, and a certificate it signed for 127.0.0.1 and localhost, written as PEM files (the
+/// certificate file holds the chain); returns the CA's PEM.
+pub(crate) fn certificate(dir: &std::path::Path) -> String {
+    let (ca_cert, issuer) = authority();
     let key = KeyPair::generate().expect("key");
     let mut params = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
     params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().expect("ip")));

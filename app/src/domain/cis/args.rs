@@ -58,6 +58,21 @@ impl Default for CisArgs {
     }
 }
 
+/// The arguments README "Running in a cluster" gives CIS (beside its BIG-IP credentials), with
+/// the demo load balancer's namespace selector (`cis=shared`) as the namespace label: what the
+/// embedded clusters' simulated CIS runs with, and what the tests hold `check` to.
+pub const README_ARGS: [&str; 9] = [
+    "--bigip-url=https://192.0.2.10",
+    "--bigip-partition=cis",
+    "--namespace-label=cis=shared",
+    "--hubmode=true",
+    "--filter-tenants=false",
+    "--pool-member-type=cluster",
+    "--ingress-class=f5",
+    "--agent=as3",
+    "--share-nodes=true",
+];
+
 /// Flags that take no separate value: a bare `--flag` is true.
 const BOOLEANS: [&str; 5] =
     ["hubmode", "filter-tenants", "manage-configmaps", "manage-ingress", "custom-resource-mode"];
@@ -235,19 +250,6 @@ pub fn check(args: &CisArgs, needs: &Needs<'_>) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// The arguments README "Running in a cluster" gives.
-    pub(crate) const RECOMMENDED: [&str; 9] = [
-        "--bigip-url=https://192.0.2.10",
-        "--bigip-partition=cis",
-        "--namespace-label=cis.f5.com/zone=acp",
-        "--hubmode=true",
-        "--filter-tenants=false",
-        "--pool-member-type=cluster",
-        "--ingress-class=f5",
-        "--agent=as3",
-        "--share-nodes=true",
-    ];
-
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
@@ -289,10 +291,10 @@ mod tests {
 
     #[test]
     fn cis_is_ready_only_when_it_posts_everything_lbdesk_writes() {
-        let nsselector = labels(&[("cis.f5.com/zone", "acp")]);
+        let nsselector = labels(&[("cis", "shared")]);
         let needs = Needs { cluster: "acp-region01", nsselector: &nsselector, tenant: "shared", ingress_class: "f5" };
         let with = |extra: &[&str]| {
-            let mut words: Vec<&str> = RECOMMENDED.to_vec();
+            let mut words: Vec<&str> = README_ARGS.to_vec();
             words.extend_from_slice(extra);
             check(&CisArgs::parse(words).expect("parses"), &needs)
         };
@@ -321,7 +323,7 @@ mod tests {
         }
         let all = BTreeMap::new();
         let no_label = Needs { nsselector: &all, ..needs.clone() };
-        let words: Vec<&str> = RECOMMENDED.iter().copied().filter(|w| !w.starts_with("--namespace-label")).collect();
+        let words: Vec<&str> = README_ARGS.iter().copied().filter(|w| !w.starts_with("--namespace-label")).collect();
         assert_eq!(check(&CisArgs::parse(words).expect("parses"), &no_label), Ok(()), "CIS watching every namespace");
     }
 

@@ -43,7 +43,7 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
     // An operator switches CIS to per-tenant posts: F5 Ingresses would no longer be posted.
     let deployments: Api<Deployment> = Api::namespaced(w.member.clone(), "kube-system");
     let mut cis = deployments.get("k8s-bigip-ctlr").await.expect("the simulated CIS");
-    let args: Vec<String> = server::embedded::CIS_ARGS
+    let args: Vec<String> = app::domain::cis::args::README_ARGS
         .iter()
         .map(|a| if a.starts_with("--filter-tenants") { "--filter-tenants=true".to_string() } else { a.to_string() })
         .collect();
@@ -69,7 +69,7 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
     let mut cis = deployments.get("k8s-bigip-ctlr").await.expect("the simulated CIS");
     if let Some(pod) = cis.spec.template.spec.as_mut() {
         pod.containers[0].args = Some(
-            server::embedded::CIS_ARGS
+            app::domain::cis::args::README_ARGS
                 .iter()
                 .map(|a| {
                     if a.starts_with("--namespace-label") { "--namespace-label=zone=f5".into() } else { a.to_string() }
@@ -92,7 +92,7 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
     cis.metadata.resource_version = None;
     cis.metadata.uid = None;
     if let Some(pod) = cis.spec.template.spec.as_mut() {
-        pod.containers[0].args = Some(server::embedded::CIS_ARGS.iter().map(|a| a.to_string()).collect());
+        pod.containers[0].args = Some(app::domain::cis::args::README_ARGS.iter().map(|a| a.to_string()).collect());
     }
     deployments.create(&PostParams::default(), &cis).await.expect("create");
     until("ready again", 20, || async { cis_ready(&w.lbs).await.is_some_and(|c| c.status == "True") }).await;

@@ -126,12 +126,8 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
 
 /// A CA, and a client certificate it signs, as PEM: (CA, client certificate and key).
 fn client_pki() -> (String, String) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("CA");
-    let issuer = Issuer::new(ca, ca_key);
+    use rcgen::{CertificateParams, DnType, KeyPair};
+    let (ca_cert, issuer) = crate::web_tls::authority();
     let key = KeyPair::generate().expect("key");
     let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
     params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
