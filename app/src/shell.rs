@@ -7,7 +7,7 @@ use leptos_router::{Lazy, path};
 
 use crate::components::layout::Layout;
 use crate::pages::{login::LoginRoute, not_found::NotFound};
-use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets};
+use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets, users};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -62,6 +62,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/ingresses/:ticket/:name") view={Lazy::<ingresses::IngressDetailRoute>::new()} />
                     <Route path=path!("/ingresses/:ticket/:name/edit") view={Lazy::<ingresses::IngressFormRoute>::new()} />
                     <Route path=path!("/audit") view={Lazy::<audit::AuditRoute>::new()} />
+                    <Route path=path!("/users") view={Lazy::<users::UsersRoute>::new()} />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -25,13 +25,14 @@ struct NavItem {
     target: Target<'static>,
 }
 
-const NAV: [NavItem; 6] = [
+const NAV: [NavItem; 7] = [
     NavItem { href: "/loadbalancers", label: "Load balancers", target: Target::Loadbalancers },
     NavItem { href: "/tickets", label: "Address requests", target: Target::Desk },
     NavItem { href: "/listeners", label: "Listeners", target: Target::Desk },
     NavItem { href: "/rules", label: "Rules", target: Target::Desk },
     NavItem { href: "/ingresses", label: "F5 Ingress", target: Target::Desk },
     NavItem { href: "/audit", label: "Audit log", target: Target::Desk },
+    NavItem { href: "/users", label: "Users", target: Target::Accounts },
 ];
 
 /// The frame around every signed-in screen.

@@ -52,6 +52,8 @@ pub enum Target<'a> {
     Unowned,
     /// Every project's objects at once (the all-projects lists, the whole audit log).
     AllProjects,
+    /// The accounts and their sessions (ending a user's sessions).
+    Accounts,
 }
 
 /// The answer.
@@ -80,7 +82,9 @@ pub fn authorize(principal: &Principal, verb: Verb, target: Target<'_>) -> Verdi
         Principal::Tenant { projects, .. } => projects,
     };
     match (target, verb) {
-        (Target::Loadbalancers | Target::AllProjects, _) => Verdict::Forbidden("This is for platform admins."),
+        (Target::Loadbalancers | Target::AllProjects | Target::Accounts, _) => {
+            Verdict::Forbidden("This is for platform admins.")
+        }
         (Target::Desk | Target::LoadbalancerChoices, Verb::Read) => Verdict::Allow,
         (Target::Desk | Target::LoadbalancerChoices, Verb::Write) => Verdict::Forbidden("This is for platform admins."),
         (Target::Project(p), _) if projects.iter().any(|m| m == p) => Verdict::Allow,
@@ -124,6 +128,10 @@ mod tests {
             (&alice, Read, Target::Project("project-a-x"), Verdict::NotFound),
             (&alice, Read, Target::Unowned, Verdict::NotFound),
             (&alice, Read, Target::AllProjects, admins.clone()),
+            (&alice, Read, Target::Accounts, admins.clone()),
+            (&alice, Write, Target::Accounts, admins.clone()),
+            (&admin, Write, Target::Accounts, Verdict::Allow),
+            (&Principal::Anonymous, Read, Target::Accounts, Verdict::Unauthenticated),
             (&none, Read, Target::Project(""), Verdict::NotFound),
             (&none, Read, Target::LoadbalancerChoices, Verdict::Allow),
         ];

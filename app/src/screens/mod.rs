@@ -8,3 +8,4 @@ pub mod listeners;
 pub mod loadbalancers;
 pub mod rules;
 pub mod tickets;
+pub mod users;

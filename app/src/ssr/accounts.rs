@@ -99,6 +99,30 @@ impl Db {
         Ok(())
     }
 
+    /// Every account with its projects (memberships; an admin's are every project's, so none
+    /// are listed) and the instant its sessions were last ended (unix microseconds, 0 for never).
+    pub async fn accounts(&self) -> Result<Vec<(Account, Vec<String>, i64)>, sqlx::Error> {
+        let users: Vec<(String, String, String, i64)> =
+            sqlx::query_as("SELECT username, display_name, role, sessions_since FROM users ORDER BY username")
+                .fetch_all(&self.pool)
+                .await?;
+        let members: Vec<(String, String)> =
+            sqlx::query_as("SELECT username, project FROM project_members ORDER BY username, project")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(users
+            .into_iter()
+            .map(|(username, display_name, role, since)| {
+                let role = role_of(&role);
+                let projects = match role {
+                    Role::Admin => Vec::new(),
+                    Role::Tenant => members.iter().filter(|(u, _)| *u == username).map(|(_, p)| p.clone()).collect(),
+                };
+                (Account { username, display_name, role }, projects, since)
+            })
+            .collect())
+    }
+
     /// Creates a project (idempotent).
     pub async fn upsert_project(&self, name: &str, display_name: &str) -> Result<(), sqlx::Error> {
         sqlx::query(

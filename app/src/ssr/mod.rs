@@ -33,6 +33,14 @@ pub const SESSION_SEEN: &str = "seen";
 pub fn now_micros() -> i64 {
     (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1000) as i64
 }
+
+/// An instant in unix microseconds as RFC 3339 (UTC); empty when out of range.
+pub fn rfc3339_of_micros(micros: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default()
+}
 /// Session key holding the project the user works in.
 pub const SESSION_PROJECT: &str = "project";
 

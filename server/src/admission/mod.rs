@@ -3,12 +3,14 @@
 //! as a real API server calls it in cluster mode. One file per kind holds its checks, which are
 //! the domain's (`app::domain::policy`): the same functions the screens and server functions
 //! use, so the three callers refuse with the same words. Before them, a write by anyone but
-//! lbdesk itself is authorized by the domain's one rule and, once allowed, audited (`access`).
+//! lbdesk itself is authorized by the domain's one rule and, once allowed, audited (`access`);
+//! a status is lbdesk's alone to write.
 
 mod access;
 mod lbrule;
 mod lbticket;
 mod loadbalancer;
+mod owned;
 
 use std::time::Duration;
 
@@ -26,6 +28,10 @@ use app::ssr::audit::Via;
 use app::ssr::db::Db;
 
 pub use access::NOT_YOURS;
+
+/// What anyone but lbdesk is told when writing the status of one of lbdesk's objects.
+pub const STATUS_IS_LBDESKS: &str =
+    "The status is lbdesk's record of what it observed; only lbdesk writes it. Change the object instead.";
 
 /// Why a request is denied: the code (400 invalid, 403 refused, 500 failed) and the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +222,12 @@ impl Admission {
         let principal = self.principal(user).await?;
         let others = principal != app::domain::access::Principal::System;
         let project = if others { self.authorize(&principal, kind, &review).await? } else { None };
+        // NB: a status is what lbdesk observed, and the reconciler acts on it (the address a
+        // ticket holds, its phase): written by anyone else, it could take another request's
+        // address or tell an owner a made-up story.
+        if req.sub_resource.as_deref() == Some("status") {
+            return if others { Err(Denial { code: 403, message: STATUS_IS_LBDESKS.into() }) } else { Ok(()) };
+        }
         match kind {
             "Loadbalancer" => loadbalancer::check(self, &review).await,
             "Lbticket" => lbticket::check(self, &review).await,
@@ -229,8 +241,8 @@ impl Admission {
             "Lbaddress" => Ok(()),
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
-        // A status write changes no one's intent; a dry run changes nothing.
-        if others && caller == Caller::Authenticated && req.sub_resource.is_none() && !req.dry_run {
+        // A dry run changes nothing.
+        if others && caller == Caller::Authenticated && !req.dry_run {
             self.record(user, &req.operation, kind, &review, project).await;
         }
         Ok(())

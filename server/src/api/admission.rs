@@ -28,7 +28,8 @@ impl Operation {
 }
 
 /// Reviews a write the embedded API is about to store (`new` absent for a delete, `old` for a
-/// create). Kinds lbdesk does not review, and status writes, pass unreviewed.
+/// create), status writes included. Kinds lbdesk does not review pass unreviewed; those of its
+/// objects in member clusters are audited when someone else writes them.
 pub async fn admit(
     api: &Api,
     call: &Call,
@@ -38,7 +39,11 @@ pub async fn admit(
     old: Option<&Value>,
 ) -> Result<(), ApiError> {
     let kind = objects.kind;
-    if !kind.admitted() || objects.status {
+    if !kind.admitted() {
+        if call.cluster != api.mgmt && !objects.status {
+            let action = op.as_str().to_ascii_lowercase();
+            api.admission.witness(&call.cluster, &call.user, &action, kind.kind, new, old).await;
+        }
         return Ok(());
     }
     let name = new.or(old).and_then(|o| o["metadata"]["name"].as_str()).unwrap_or_default();
@@ -51,6 +56,7 @@ pub async fn admit(
             "resource": {"group": kind.group, "version": kind.version, "resource": kind.plural},
             "name": name,
             "operation": op.as_str(),
+            "subResource": objects.status.then_some("status"),
             "userInfo": {"username": call.user},
             "object": new,
             "oldObject": old,

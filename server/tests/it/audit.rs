@@ -94,9 +94,18 @@ async fn a_kubectl_write_with_the_admin_token_is_audited_as_admin_and_lbdesks_ow
     tickets.create(&PostParams::default(), &ticket("audited", Some("project-a"))).await.expect("created");
     let label = json!({"metadata": {"labels": {"team": "web"}}});
     tickets.patch("audited", &PatchParams::default(), &Patch::Merge(&label)).await.expect("labelled");
-    // A status write is the reconciler's report, not a change anyone asked for: not audited.
+    // A status is lbdesk's record of what it observed: the admin's write of one is refused
+    // (a forged address or message would be acted on and shown), lbdesk's own is not audited.
     let disabled = json!({"status": {"phase": "Disabled"}});
-    tickets.patch_status("audited", &PatchParams::default(), &Patch::Merge(&disabled)).await.expect("status");
+    match tickets.patch_status("audited", &PatchParams::default(), &Patch::Merge(&disabled)).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 403, "{e:?}");
+            assert!(e.message.contains(server::admission::STATUS_IS_LBDESKS), "{e:?}");
+        }
+        other => panic!("a status written with the admin token: {other:?}"),
+    }
+    let own: Api<Lbticket> = Api::all(lbdesk.clusters.mgmt().clone());
+    own.patch_status("audited", &PatchParams::default(), &Patch::Merge(&disabled)).await.expect("status");
     tickets.delete("audited", &DeleteParams::default()).await.expect("deleted");
 
     let log = entries(&lbdesk.db, named("audited")).await;
@@ -281,4 +290,57 @@ async fn old_audit_entries_are_purged_at_start_and_by_the_retention(backend: Bac
     assert_eq!(server::serve::purge_audit(&lbdesk.db, 30).await.expect("purge"), 1);
     assert!(entries(&lbdesk.db, named("last-month")).await.is_empty());
     assert_eq!(entries(&lbdesk.db, named("recent")).await.len(), 1);
+}
+
+/// What lbdesk writes in a member cluster, written there by someone else, is audited with who
+/// did it (issue #27): an F5 Ingress in its ticket's project, a shared AS3 ConfigMap for admins;
+/// other objects there, and lbdesk's own writes, are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_to_lbdesks_objects_in_a_member_cluster_are_audited_whoever_makes_them() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::networking::v1::Ingress;
+    let lbdesk = quiet(Backend::Sqlite).await;
+    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    tickets.create(&PostParams::default(), &ticket("owner", Some("project-a"))).await.expect("created");
+    let member = lbdesk.client("acp-region01").await;
+    let cms: Api<ConfigMap> = Api::namespaced(member.clone(), "team-a");
+    let configmap = |name: &str, labels: Value| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}, "data": {"template": "{}"}}))
+            .expect("a ConfigMap")
+    };
+    let ours = json!({"app.kubernetes.io/managed-by": "lbdesk", "as3": "true", "f5type": "virtual-server"});
+    cms.create(&PostParams::default(), &configmap("as3-shared", ours)).await.expect("created");
+    let forged = json!({"data": {"template": "{\"forged\": true}"}});
+    cms.patch("as3-shared", &PatchParams::default(), &Patch::Merge(&forged)).await.expect("patched");
+    cms.create(&PostParams::default(), &configmap("someone-elses", json!({"team": "a"}))).await.expect("created");
+    let ingresses: Api<Ingress> = Api::namespaced(member.clone(), "team-a");
+    let ingress: Ingress = serde_json::from_value(json!({
+        "metadata": {"name": "shop", "labels": {"ebcpaas.io/lbticket": "owner"}},
+        "spec": {"rules": [{"host": "shop.example.com"}]},
+    }))
+    .expect("an Ingress");
+    ingresses.create(&PostParams::default(), &ingress).await.expect("created");
+    ingresses.delete("shop", &DeleteParams::default()).await.expect("deleted");
+    // lbdesk's own write of its object is not audited here (its reconciler logs it).
+    let own = lbdesk.clusters.member("acp-region01").expect("the member cluster");
+    let own_cms: Api<ConfigMap> = Api::namespaced(own, "team-a");
+    own_cms
+        .patch("as3-shared", &PatchParams::default(), &Patch::Merge(json!({"data": {"template": "{}"}})))
+        .await
+        .expect("own");
+
+    let log = entries(&lbdesk.db, named("acp-region01/team-a/as3-shared")).await;
+    let seen: Vec<(&str, &str, &str, &str)> =
+        log.iter().map(|r| (r.user.as_str(), r.via.as_str(), r.action.as_str(), r.kind.as_str())).collect();
+    assert_eq!(
+        seen,
+        [("admin", "api", "update", "ConfigMap"), ("admin", "api", "create", "ConfigMap")],
+        "newest first"
+    );
+    assert!(log[0].after.contains("forged") && log[0].project.is_empty(), "{:?}", log[0]);
+    let log = entries(&lbdesk.db, named("acp-region01/team-a/shop")).await;
+    let seen: Vec<(&str, &str, &str)> =
+        log.iter().map(|r| (r.action.as_str(), r.kind.as_str(), r.project.as_str())).collect();
+    assert_eq!(seen, [("delete", "Ingress", "project-a"), ("create", "Ingress", "project-a")]);
+    assert!(entries(&lbdesk.db, named("acp-region01/team-a/someone-elses")).await.is_empty(), "not lbdesk's");
 }

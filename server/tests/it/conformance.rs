@@ -285,7 +285,8 @@ async fn embedded(backend: Backend) -> (crate::helpers::Lbdesk, Target) {
     // on a real cluster without lbdesk).
     let options = Options { watch_history: 50, reconciler: false, ..Default::default() };
     let lbdesk = spawn_lbdesk_with(backend, options).await;
-    let client = lbdesk.client("mgmt").await;
+    // NB: as lbdesk itself: the suite writes statuses, which admission refuses from anyone else.
+    let client = lbdesk.clusters.mgmt().clone();
     let stranger = lbdesk.client_with_token("mgmt", "not-a-token").await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     cms.create(&PostParams::default(), &configmap("churn", &[])).await.expect("create");

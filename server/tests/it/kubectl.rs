@@ -57,8 +57,8 @@ async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
     }
     // A rule goes on a listener of an Enabled address only: applied too soon, it is refused.
     assert!(err.contains("lbticket: Rules go on listeners of an Enabled address."), "{err}");
-    // The reconciler's part, done by hand: the status shows in the printer columns.
-    let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    // The reconciler's part, done by hand as lbdesk: the status shows in the printer columns.
+    let tickets: Api<Lbticket> = Api::all(lbdesk.clusters.mgmt().clone());
     let status = json!({"status": {"phase": "Enabled", "veip": "20.1.0.10", "ltmip": "10.0.0.10"}});
     tickets.patch_status("test", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
     let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));

@@ -172,7 +172,7 @@ fn the_deployments_are_made_for_production() {
 }
 
 #[test]
-fn the_webhook_fails_closed_within_kubernetes_timeout_for_every_lbdesk_kind() {
+fn the_webhook_fails_closed_within_kubernetes_timeout_for_every_lbdesk_kind_and_status() {
     let m = manifests();
     let [vwc] = m.webhooks.as_slice() else { panic!("one ValidatingWebhookConfiguration") };
     for hook in vwc.webhooks.iter().flatten() {
@@ -185,6 +185,11 @@ fn the_webhook_fails_closed_within_kubernetes_timeout_for_every_lbdesk_kind() {
         let resources: Vec<&String> = hook.rules.iter().flatten().flat_map(|r| r.resources.iter().flatten()).collect();
         for crd in &m.crds {
             assert!(resources.contains(&&crd.spec.names.plural), "{} is reviewed", crd.spec.names.plural);
+            // A status is lbdesk's alone: a write of it by anyone else is refused (issue #27).
+            let status = format!("{}/status", crd.spec.names.plural);
+            let has_status =
+                crd.spec.versions.iter().any(|v| v.subresources.as_ref().is_some_and(|s| s.status.is_some()));
+            assert_eq!(resources.contains(&&status), has_status, "{status} is reviewed");
         }
     }
 }

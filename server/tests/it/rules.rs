@@ -200,6 +200,30 @@ async fn another_projects_tenant_reaches_no_rule() {
         assert_eq!(refused(res, StatusCode::NOT_FOUND).await, hidden);
     }
     assert_eq!(of_listener(&alice, "web").await.rules.len(), 1, "still alice's one rule");
+
+    // Names are cluster-wide: a taken one is "not available" in the same words whoever holds
+    // it, so bob learns no more than that the name is taken (issue #27).
+    let taken = |res| async { refused(res, StatusCode::BAD_REQUEST).await };
+    let bobs_ticket = taken(bob.json("ticket/save", json!({"form": ticket_form("shop", "team-b", "")})).await).await;
+    let alices_ticket =
+        taken(alice.json("ticket/save", json!({"form": ticket_form("shop", "default", "")})).await).await;
+    assert_eq!(bobs_ticket, alices_ticket);
+    assert_eq!(bobs_ticket.for_field("name").as_deref(), Some("The name shop is not available; choose another."));
+    ok::<String>(bob.json("ticket/save", json!({"form": ticket_form("bobs", "team-b", "")})).await).await;
+    wait_phase(&bob, "bobs", Phase::Enabled).await;
+    let listener = ListenerForm {
+        ticket: "bobs".into(),
+        name: "web".into(),
+        port: 80,
+        services: vec![svc("web-v1", 8080, 100)],
+        ..Default::default()
+    };
+    ok::<String>(bob.json("listener/save", json!({"form": listener})).await).await;
+    let on_bobs = RuleForm { ticket: "bobs".into(), ..canary.clone() };
+    let bobs_rule = taken(bob.json("rule/save", json!({"form": on_bobs})).await).await;
+    let alices_rule = taken(alice.json("rule/save", json!({"form": canary})).await).await;
+    assert_eq!(bobs_rule, alices_rule);
+    assert_eq!(bobs_rule.for_field("name").as_deref(), Some("The name canary is not available; choose another."));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

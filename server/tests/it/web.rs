@@ -220,3 +220,42 @@ async fn a_session_ends_at_its_lifetime_even_in_use_and_after_its_idle_time_unus
     tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
     assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "idle past its timeout");
 }
+
+/// An admin ends a user's sessions (issue #27): the user's cookie opens nothing afterwards, a
+/// new sign-in works, the change is audited; a tenant may neither list the accounts nor end
+/// anyone's sessions, and an unknown user is named as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
+    use app::screens::users::UserRow;
+
+    use crate::user::{User, ok, refused};
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    assert_eq!(me(&alice.client, &lbdesk).await.status(), StatusCode::OK);
+    let forbidden = AppError::Forbidden("This is for platform admins.".into());
+    assert_eq!(refused(alice.json("users/list", serde_json::json!({})).await, StatusCode::FORBIDDEN).await, forbidden);
+    let ending = |who: &str| serde_json::json!({"username": who});
+    assert_eq!(refused(alice.json("users/end-sessions", ending("bob")).await, StatusCode::FORBIDDEN).await, forbidden);
+
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    let rows: Vec<UserRow> = ok(admin.json("users/list", serde_json::json!({})).await).await;
+    let row = |rows: &[UserRow], name: &str| rows.iter().find(|r| r.username == name).cloned().expect(name);
+    assert_eq!(row(&rows, "alice").projects, ["project-a"]);
+    assert_eq!(row(&rows, "alice").sessions_ended, "", "never ended");
+    let unknown = refused(admin.json("users/end-sessions", ending("nobody")).await, StatusCode::BAD_REQUEST).await;
+    assert!(matches!(&unknown, AppError::Invalid { field, .. } if field == "username"), "{unknown:?}");
+
+    let () = ok(admin.json("users/end-sessions", ending("alice")).await).await;
+    assert_eq!(me(&alice.client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "alice's session is over");
+    assert_eq!(me(&admin.client, &lbdesk).await.status(), StatusCode::OK, "the admin's is not");
+    let rows: Vec<UserRow> = ok(admin.json("users/list", serde_json::json!({})).await).await;
+    assert!(!row(&rows, "alice").sessions_ended.is_empty());
+    let again = User::sign_in(&lbdesk, "alice").await;
+    assert_eq!(me(&again.client, &lbdesk).await.status(), StatusCode::OK, "a new sign-in works");
+    let filter =
+        app::ssr::audit::Filter { name: Some("alice".into()), kind: Some("User".into()), ..Default::default() };
+    let page = lbdesk.db.audit_page(&app::ssr::audit::Projects::All, &filter, None).await.expect("the log");
+    let seen: Vec<(&str, &str, &str)> =
+        page.records.iter().map(|r| (r.user.as_str(), r.via.as_str(), r.action.as_str())).collect();
+    assert_eq!(seen, [("admin", "page", "end sessions")]);
+}

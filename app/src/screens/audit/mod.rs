@@ -20,10 +20,11 @@ crate::lazy_screen!(audit_screen {
 });
 
 /// The actions the filter offers (what the log records).
-pub const ACTIONS: [&str; 5] = ["create", "update", "delete", "enable", "disable"];
+pub const ACTIONS: [&str; 6] = ["create", "update", "delete", "enable", "disable", "end sessions"];
 
-/// The kinds the filter offers.
-pub const KINDS: [&str; 3] = ["Loadbalancer", "Lbticket", "Lbrule"];
+/// The kinds the filter offers: lbdesk's own, and what it writes in member clusters (audited
+/// when someone else changes them).
+pub const KINDS: [&str; 6] = ["Loadbalancer", "Lbticket", "Lbrule", "ConfigMap", "Ingress", "User"];
 
 /// What the list is asked for: the filters, as the page's URL carries them, and where the page
 /// starts. An empty field does not filter.

@@ -80,10 +80,7 @@ pub struct Record {
 impl Record {
     /// When, as RFC 3339 (UTC), for the browser to show in the user's time zone.
     pub fn at_rfc3339(&self) -> String {
-        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.at) * 1_000)
-            .ok()
-            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-            .unwrap_or_default()
+        crate::ssr::rfc3339_of_micros(self.at)
     }
 }
 

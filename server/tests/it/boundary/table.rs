@@ -373,6 +373,14 @@ pub(crate) const TABLE: &[Case] = &[
         ],
         form_encoded: false,
     },
+    Case { path: "/api/users/list", access: Access::Admin, args: || json!({}), fields: &[], form_encoded: false },
+    Case {
+        path: "/api/users/end-sessions",
+        access: Access::Admin,
+        args: || json!({"username": "bob"}),
+        fields: &[("username", Ty::Bounded, "username")],
+        form_encoded: false,
+    },
 ];
 
 pub(crate) fn case(path: &str) -> &'static Case {

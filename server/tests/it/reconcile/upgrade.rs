@@ -6,7 +6,9 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use app::domain::crd::{BondState, IpPair, Lbaddress, LbticketStatus, LoadbalancerStatus, Phase, address_name};
+use app::domain::crd::{
+    BondState, IpPair, Lbaddress, Lbticket, LbticketStatus, Loadbalancer, LoadbalancerStatus, Phase, address_name,
+};
 use app::domain::ipam::Side;
 use kube::api::{Api, PostParams};
 use serde_json::json;
@@ -26,6 +28,9 @@ const RECORDED: [(&str, &str, &str, BondState); 3] = [
 async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
     let w = world(&lbdesk).await;
+    // NB: statuses are lbdesk's to write: the earlier version's are written as lbdesk.
+    let own_tickets: Api<Lbticket> = Api::all(lbdesk.clusters.mgmt().clone());
+    let own_lbs: Api<Loadbalancer> = Api::all(lbdesk.clusters.mgmt().clone());
     // The management cluster as the earlier version left it: tickets holding pairs, and the
     // pairs in the Loadbalancer's status.
     let lb = w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
@@ -40,7 +45,7 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
             observed_generation: created.metadata.generation,
             ..Default::default()
         });
-        w.tickets.replace_status(name, &PostParams::default(), &t).await.expect("ticket status");
+        own_tickets.replace_status(name, &PostParams::default(), &t).await.expect("ticket status");
     }
     let ips = RECORDED
         .iter()
@@ -48,7 +53,7 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
         .collect();
     let mut old = lb.clone();
     old.status = Some(LoadbalancerStatus { ips, ..Default::default() });
-    w.lbs.replace_status("demo", &PostParams::default(), &old).await.expect("status.ips");
+    own_lbs.replace_status("demo", &PostParams::default(), &old).await.expect("status.ips");
 
     // The new version starts, and a new request arrives at once.
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config()));

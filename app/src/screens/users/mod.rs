@@ -1,0 +1,46 @@
+//! The accounts, for platform admins: who can sign in, their role and projects, and ending a
+//! user's sessions (every browser they are signed in with leads to sign-in at its next request),
+//! for a lost laptop or a colleague who left before the directory caught up. The types both
+//! halves share and the server functions are here; their server-side bodies are in `server`,
+//! the page beside it.
+
+mod list;
+#[cfg(feature = "ssr")]
+mod server;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+pub use list::Users;
+
+crate::lazy_screen!(users_screen {
+    /// The accounts' route: its code loads in its own browser chunk.
+    UsersRoute => Users,
+});
+
+/// One account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRow {
+    pub username: String,
+    pub display_name: String,
+    /// The role's label.
+    pub role: String,
+    /// The projects a tenant is a member of (an admin works in every project).
+    pub projects: Vec<String>,
+    /// When the user's sessions were last ended, RFC 3339 (UTC); empty for never.
+    pub sessions_ended: String,
+}
+
+/// Every account.
+#[server(prefix = "/api", endpoint = "users/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
+    crate::ssr::reply(server::list().await)
+}
+
+/// Ends every session of `username` begun until now.
+#[server(prefix = "/api", endpoint = "users/end-sessions", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn end_sessions(username: String) -> Result<(), AppError> {
+    crate::ssr::reply(server::end_sessions(&username).await)
+}

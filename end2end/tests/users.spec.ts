@@ -1,0 +1,46 @@
+import { expect, test } from './fixtures';
+import { hydrated, signedIn, users } from './helpers';
+
+// An admin ends a user's sessions from the Users page (issue #27): the user, signed in in
+// another browser, is led to sign-in at their next click; a tenant is not offered the page.
+
+test('an admin ends bob’s sessions: bob’s open browser leads to sign-in', async ({ page, browser }) => {
+  const other = await browser.newContext();
+  const bob = await other.newPage();
+  await signedIn(bob, users.bob);
+
+  await signedIn(page, users.admin);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
+  await expect(page).toHaveURL(/\/users$/);
+  await expect(page.getByRole('heading', { level: 1, name: 'Users' })).toBeVisible();
+  const row = page.getByTestId('user-row').filter({ hasText: 'Bob Tenant' });
+  await expect(row.locator('td:nth-child(4)')).toHaveText('project-b');
+  await expect(row.locator('td:nth-child(5)')).toHaveText('never');
+  await row.getByRole('button', { name: 'End sessions' }).click();
+  await expect(page.getByRole('dialog', { name: 'Confirm' })).toContainText('End every session of bob?');
+  await page.getByRole('button', { name: 'Yes, end sessions' }).click();
+  await expect(page.getByTestId('sessions-ended')).toBeVisible();
+  await expect(row.locator('td:nth-child(5)')).not.toHaveText('never');
+
+  await bob.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Listeners' }).click();
+  await expect(bob).toHaveURL(/\/login/);
+  await other.close();
+
+  // The change is in the audit log, as the admin's.
+  await page.goto('/audit?kind=User');
+  await hydrated(page);
+  const entry = page.getByTestId('audit-entry').filter({ hasText: 'User bob' });
+  await expect(entry.first().locator('td:nth-child(2)')).toHaveText('admin');
+  await expect(entry.first().locator('td:nth-child(4)')).toHaveText('end sessions');
+});
+
+test('a tenant is not offered the Users page, and opening it says so', async ({ page }) => {
+  await signedIn(page, users.alice);
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByRole('link', { name: 'Audit log' })).toBeVisible();
+  await expect(nav.getByRole('link', { name: 'Users' })).toHaveCount(0);
+  await page.goto('/users');
+  await hydrated(page);
+  await expect(page.getByTestId('user-row')).toHaveCount(0);
+  await expect(page.getByText('This screen is for platform admins.')).toBeVisible();
+});
