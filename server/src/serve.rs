@@ -190,6 +190,7 @@ impl Server {
             db: db.clone(),
             clusters: clusters.clone(),
             ingress_class: args.ingress_class.clone(),
+            saves: Default::default(),
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.

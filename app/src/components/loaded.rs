@@ -58,8 +58,17 @@ where
 fn failure(e: AppError) -> AnyView {
     match e {
         AppError::Forbidden(_) => view! { <NotAllowed /> }.into_any(),
+        AppError::Unauthorized => view! { <SessionEnded /> }.into_any(),
         e => {
             view! { <div class="empty-state"><p class="field-error" role="alert">{e.to_string()}</p></div> }.into_any()
         }
     }
+}
+
+/// Shown when the session ended while the page was open (its idle time or lifetime passed, it
+/// was signed out elsewhere or ended by an admin): leads to sign-in.
+#[component]
+fn SessionEnded() -> impl IntoView {
+    Effect::new(|_| leptos_router::hooks::use_navigate()("/login", Default::default()));
+    view! { <p class="muted">"Your session has ended; taking you to sign-in…"</p> }
 }

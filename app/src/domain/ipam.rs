@@ -11,6 +11,7 @@
 mod adapter;
 mod ledger;
 mod pool;
+pub mod queue;
 
 pub use ledger::{Held, Ledger};
 pub use pool::Pool;

@@ -4,6 +4,7 @@ pub mod access;
 pub mod as3;
 pub mod cis;
 pub mod cis_ingress;
+pub mod crc32;
 pub mod crd;
 pub mod ipam;
 pub mod irule;

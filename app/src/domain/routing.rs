@@ -43,7 +43,7 @@ pub struct Decision {
 
 /// The crc32 bucket (0–99) of a client address, as the iRule computes it.
 pub fn bucket(client: &str) -> u32 {
-    crc32fast::hash(client.as_bytes()) % 100
+    super::crc32::hash(client.as_bytes()) % 100
 }
 
 /// The backend a bucket falls into: cumulative weights in listed order, zero weights skipped.

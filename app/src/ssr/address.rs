@@ -316,6 +316,9 @@ pub async fn change(
     if let Some(loaded) = loaded {
         super::unchanged_since(loaded, &before.metadata)?;
     }
+    // NB: the world is read, and the change checked and written, under the tenant's lock; the
+    // request itself is written over the version read above, or not at all.
+    let _tenant = super::state()?.saves.lock(&before.spec.loadbalancer).await;
     let mut after = before.clone();
     edit(&mut after.spec)?;
     validate_ticket(name, &after.spec).map_err(refused)?;

@@ -7,6 +7,7 @@ pub mod clusters;
 pub mod db;
 pub mod guard;
 pub mod preview;
+pub mod saves;
 pub mod session_store;
 mod state;
 pub mod throttle;

@@ -11,7 +11,7 @@ use super::address::World;
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{MAX_BYTES, validate, validate_posted};
+use crate::domain::as3::validate::{fits, sent_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
 use crate::error::AppError;
@@ -32,6 +32,26 @@ pub fn render(
         .loadbalancer_of(changed)
         .cloned()
         .ok_or_else(|| AppError::Refused("The load balancer of this address request is gone.".into()))?;
+    let rendered = match tenant(world, &lb, Some((changed, rules))) {
+        Err(fault) => Err(said_to(name, &[fault])),
+        Ok(rendered) => match fits(&rendered.adc) {
+            // NB: the size names no one: the caller whose change makes the tenant larger than
+            // it fits is told so. A change that does not grow it is taken (until the tenant is
+            // made to fit, every request of it says it is held back).
+            Err(size) if grows(world, &lb, &rendered) => Err(size.to_string()),
+            _ => match validate_content(&rendered.adc, &rendered.origins).and_then(|()| validate_posted(&rendered)) {
+                Ok(()) => Ok(rendered),
+                Err(faults) => Err(said_to(name, &faults)),
+            },
+        },
+    };
+    Ok((lb, rendered))
+}
+
+/// The tenant of load balancer `lb`, rendered from `world`, with `changed`'s request and the
+/// rules on it in place of those stored.
+fn tenant(world: &World, lb: &Loadbalancer, changed: Option<(&Lbticket, &[Lbrule])>) -> Result<Rendered, as3::Fault> {
+    let name = changed.and_then(|(t, _)| t.metadata.name.as_deref());
     let lbs: Vec<_> = world
         .loadbalancers
         .iter()
@@ -41,32 +61,30 @@ pub fn render(
     let tickets: Vec<_> = world
         .tickets
         .iter()
-        .filter(|t| t.metadata.name.as_deref() != Some(name))
-        .chain(std::iter::once(changed))
+        .filter(|t| name.is_none() || t.metadata.name.as_deref() != name)
+        .chain(changed.map(|(t, _)| t))
         .map(|t| (t.metadata.name.as_deref().unwrap_or_default(), &t.spec, t.status.as_ref()))
         .collect();
     let rules: Vec<_> = world
         .rules
         .iter()
-        .filter(|r| r.spec.lbticket != name)
-        .chain(rules)
+        .filter(|r| name.is_none_or(|n| r.spec.lbticket != n))
+        .chain(changed.into_iter().flat_map(|(_, rules)| rules))
         .map(|r| (r.metadata.name.as_deref().unwrap_or_default(), &r.spec))
         .collect();
     let place = Placement::of(&lb.spec);
     let grouped = as3::tenants(&lbs, &tickets, &rules);
     let (t, r) = grouped.get(&(lb.spec.cluster.clone(), place.tenant.clone())).cloned().unwrap_or_default();
-    let rendered = match as3::render(&lb.spec.cluster, &place.tenant, &t, &r) {
-        Err(fault) => Err(said_to(name, &[fault])),
-        // NB: the size names no one: the caller whose change crosses it is told so.
-        Ok(rendered) if rendered.adc.len() > MAX_BYTES => {
-            Err(validate(&rendered).err().into_iter().flatten().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))
-        }
-        Ok(rendered) => match validate(&rendered).and_then(|()| validate_posted(&rendered)) {
-            Ok(()) => Ok(rendered),
-            Err(faults) => Err(said_to(name, &faults)),
-        },
-    };
-    Ok((lb, rendered))
+    as3::render(&lb.spec.cluster, &place.tenant, &t, &r)
+}
+
+/// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.
+fn grows(world: &World, lb: &Loadbalancer, after: &Rendered) -> bool {
+    match tenant(world, lb, None) {
+        Ok(before) => sent_bytes(&after.adc) > sent_bytes(&before.adc),
+        // NB: with nothing to compare with, the change is taken to grow it.
+        Err(_) => true,
+    }
 }
 
 /// What the owner of request `name` is told of faults of its tenant: those of its own request,

@@ -3,6 +3,7 @@ use leptos::config::LeptosOptions;
 
 use super::clusters::Clusters;
 use super::db::Db;
+use super::saves::Saves;
 
 /// What every server function and route handler can reach.
 #[derive(Clone, FromRef)]
@@ -14,4 +15,7 @@ pub struct AppState {
     /// The ingress class lbdesk's Ingresses carry (`--ingress-class`), shown on the pages.
     #[from_ref(skip)]
     pub ingress_class: String,
+    /// Changes to one AS3 tenant, one at a time.
+    #[from_ref(skip)]
+    pub saves: Saves,
 }

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use app::domain::crd::{BondState, GROUP, Lbaddress, Lbticket, Loadbalancer, VERSION};
-use app::domain::ipam::{AllocError, Pair, Side};
+use app::domain::ipam::{AllocError, Pair, Side, queue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Resource, ResourceExt};
@@ -23,6 +23,15 @@ fn api(ctx: &Context) -> Api<Lbaddress> {
 
 fn requested(address: Option<&str>) -> bool {
     address.map(str::trim).is_some_and(|a| !a.is_empty())
+}
+
+/// Why a request has no pair.
+#[derive(Debug)]
+pub enum NoPair {
+    /// Not now: the ranges are full, or earlier requests wait for the pairs there are.
+    Waiting(String),
+    /// Not as asked: an address that is taken or outside the range, or no usable range.
+    Refused(String),
 }
 
 /// What a claim of one address came to.
@@ -99,7 +108,7 @@ pub async fn allocate(
     ticket: &Lbticket,
     veip: Option<&str>,
     ltmip: Option<&str>,
-) -> Result<std::result::Result<Pair, String>> {
+) -> Result<std::result::Result<Pair, NoPair>> {
     let (lb_name, name) = (lb.name_any(), ticket.name_any());
     for _ in 0..TRIES {
         let held = ctx.ledger().held(&lb_name, &name);
@@ -110,20 +119,32 @@ pub async fn allocate(
         for half in held.objects() {
             delete(ctx, half).await?;
         }
-        let chosen = ctx
-            .ledger()
-            .allocator(lb)
-            .map_err(|e| e.to_string())
-            .and_then(|a| a.allocate(&name, veip, ltmip).map_err(|e| e.to_string()));
+        // NB: requests that found the ranges full are served first, in the order they were
+        // made: a later one takes a pair only when there are more free than wait before it.
+        let ahead = match requested(veip) || requested(ltmip) {
+            true => 0,
+            false => queue::ahead(ticket, ctx.caches().tickets.state().iter().map(|t| &**t)),
+        };
+        let chosen = ctx.ledger().allocator(lb).map_err(|e| NoPair::Refused(e.to_string())).and_then(|a| {
+            if ahead > 0 && a.free_pairs() <= ahead as u64 {
+                return Err(NoPair::Waiting(format!("{ahead} earlier requests wait for a free address")));
+            }
+            a.allocate(&name, veip, ltmip).map_err(|e| match e {
+                AllocError::Exhausted { .. } => NoPair::Waiting(e.to_string()),
+                e => NoPair::Refused(e.to_string()),
+            })
+        });
         let pair = match chosen {
             Ok(pair) => pair,
-            Err(reason) => return Ok(Err(reason)),
+            Err(no) => return Ok(Err(no)),
         };
-        let taken = |side: Side, addr: IpAddr| AllocError::Taken { side, addr: addr.to_string(), by: String::new() };
+        let taken = |side: Side, addr: IpAddr| {
+            NoPair::Refused(AllocError::Taken { side, addr: addr.to_string(), by: String::new() }.to_string())
+        };
         if let Claim::Taken = claim(ctx, &lb_name, ticket, Side::Ve, pair.veip, pair.ltmip).await? {
             ctx.ledger().unpick(&lb_name, Side::Ltm, pair.ltmip, &name);
             if requested(veip) {
-                return Ok(Err(taken(Side::Ve, pair.veip).to_string()));
+                return Ok(Err(taken(Side::Ve, pair.veip)));
             }
             continue;
         }
@@ -133,7 +154,7 @@ pub async fn allocate(
                 delete(ctx, half).await?;
             }
             if requested(ltmip) {
-                return Ok(Err(taken(Side::Ltm, pair.ltmip).to_string()));
+                return Ok(Err(taken(Side::Ltm, pair.ltmip)));
             }
             continue;
         }

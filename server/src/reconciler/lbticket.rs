@@ -6,6 +6,7 @@ use std::time::Duration;
 use app::domain::crd::{
     BondState, DesiredState, DriverState, Lbticket, LbticketStatus, Loadbalancer, Phase, PolicyStatus,
 };
+use app::domain::ipam::queue;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
@@ -13,9 +14,14 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use super::allocation::NoPair;
 use super::status::{actor, set_condition, transition, write};
 use super::{Context, Error, FINALIZER, Result, Step, allocation, measured, retry_after, tenant};
 use crate::driver::{DriverRequest, Hook};
+
+/// How often a request waiting for a free address looks again: a pair given back is taken
+/// within this time.
+const WAIT_RETRY: Duration = Duration::from_secs(3);
 
 /// The reconciler's entry point for a ticket.
 pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Action> {
@@ -197,10 +203,27 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                     status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
                 }
                 status.message = String::new();
+                status.conditions.retain(|c| c.type_ != queue::CONDITION_ADDRESS);
                 // NB: written with the driver's answer: the pair's objects name the ticket,
                 // so a crash before that finds it again.
             }
-            Err(reason) => {
+            Err(NoPair::Waiting(why)) => {
+                // Not a failure: the request takes a pair once one comes free, in its turn.
+                // NB: the network-policy driver is not asked for a request that holds no pair.
+                status.message = format!("Waiting for a free address: {why}.");
+                let generation = ticket.metadata.generation;
+                set_condition(
+                    &mut status.conditions,
+                    queue::CONDITION_ADDRESS,
+                    false,
+                    queue::WAITING,
+                    &why,
+                    generation,
+                );
+                write(ctx, ticket, status).await?;
+                return Ok(Next::Done(Action::requeue(WAIT_RETRY)));
+            }
+            Err(NoPair::Refused(reason)) => {
                 transition(&mut status, Phase::Failed, &reason, "lbdesk");
                 write(ctx, ticket, status).await?;
                 return Ok(Next::Done(Action::requeue(ctx.config.ensure_every)));

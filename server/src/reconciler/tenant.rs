@@ -124,6 +124,8 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     let mut previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
     let before = (!previous.is_empty()).then(|| Labels::of(&previous));
     let mut placed: HashMap<String, Placed> = HashMap::new();
+    // The first error worth retrying, returned once everything else is done and reported.
+    let mut retry: Option<Error> = None;
     let ingress_namespaces = ingress_namespaces(&lbs, &tickets);
     for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
         let Some(owner) = placement::owner(&tenant, lbs.iter().map(|lb| &lb.spec)) else {
@@ -176,7 +178,25 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             placed.insert(tenant, now);
             continue;
         }
-        write_configmap(ctx, &client, current, &place, &template).await?;
+        // NB: a ConfigMap the member cluster will not take holds back its tenant alone: every
+        // other tenant, and the cluster's F5 Ingresses, are still written and reported.
+        if let Err(e) = write_configmap(ctx, &client, current, &place, &template).await {
+            tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
+            now.blocked = true;
+            let message = match refused_for_good(&e) {
+                Some(why) => format!("the member cluster refused the tenant's ConfigMap: {why}"),
+                None => {
+                    // Not the content's fault: retried (the digest is forgotten) after a backoff.
+                    now.digest = 0;
+                    let message = format!("the tenant's ConfigMap is not written yet: {e}; retrying");
+                    retry.get_or_insert(e);
+                    message
+                }
+            };
+            hold(&mut now.faults, as3::Fault { origin: None, message });
+            placed.insert(tenant, now);
+            continue;
+        }
         now.namespaces.clear();
         now.services.clear();
         // NB: CIS reads a ConfigMap, an Ingress or a pool's Service only in a namespace its
@@ -207,7 +227,17 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     report(ctx, &tickets, &faults).await?;
     super::cis::report(ctx, &client, cluster).await;
     ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
-    Ok(faults)
+    match retry {
+        Some(e) => Err(e),
+        None => Ok(faults),
+    }
+}
+
+/// Why the member cluster refused a ConfigMap for good (too large, invalid, forbidden, its
+/// namespace missing): retrying the same content cannot help. `None`: retry.
+fn refused_for_good(error: &Error) -> Option<String> {
+    let Error::Kube(kube::Error::Api(status)) = error else { return None };
+    matches!(status.code, 400 | 403 | 404 | 413 | 422).then(|| format!("{} ({})", status.message, status.code))
 }
 
 /// Per AS3 tenant, the namespaces of its load balancers' live F5 Ingresses.

@@ -11,6 +11,7 @@ mod ha;
 mod helpers;
 mod hostile;
 mod ingresses;
+mod isolation;
 mod kubectl;
 mod listeners;
 mod log_capture;

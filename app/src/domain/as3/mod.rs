@@ -103,8 +103,13 @@ pub struct Rendered {
 impl Rendered {
     /// The ConfigMap `data.template`: the ADC inside the AS3 request CIS reads.
     pub fn template(&self) -> String {
-        format!(r#"{{"class":"AS3","action":"deploy","persist":true,"declaration":{}}}"#, self.adc)
+        template_of(&self.adc)
     }
+}
+
+/// The AS3 request CIS reads around an ADC declaration.
+pub fn template_of(adc: &str) -> String {
+    format!(r#"{{"class":"AS3","action":"deploy","persist":true,"declaration":{adc}}}"#)
 }
 
 #[derive(Serialize)]

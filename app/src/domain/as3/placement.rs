@@ -63,7 +63,7 @@ pub fn configmap_name(tenant: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c.to_ascii_lowercase() } else { '-' })
         .collect();
     let name = format!("lbdesk-as3-{}", safe.trim_matches(|c: char| c == '-' || c == '.'));
-    if safe == tenant { name } else { format!("{name}-{:08x}", crc32fast::hash(tenant.as_bytes())) }
+    if safe == tenant { name } else { format!("{name}-{:08x}", crate::domain::crc32::hash(tenant.as_bytes())) }
 }
 
 /// The labels of a tenant's ConfigMap: what CIS (in `--hubmode`) selects, and lbdesk as owner.

@@ -248,6 +248,23 @@ mod validation {
         );
     }
 
+    #[test]
+    fn the_size_is_measured_as_the_configmap_write_carries_it() {
+        use crate::domain::as3::validate::{fits, sent_bytes};
+        let remark = |s: &str| format!("{{\"class\":\"ADC\",\"remark\":\"{s}\"}}");
+        // What serde writes for the ConfigMap's data is the measure.
+        for adc in [remark("plain"), remark(r#"quotes \" and \\ backslashes"#), remark("租户")] {
+            let sent = serde_json::to_string(&crate::domain::as3::template_of(&adc)).expect("JSON");
+            assert_eq!(sent_bytes(&adc), sent.len(), "{adc}");
+        }
+        // Backslashes weigh twice: a declaration under the limit by its length is over it as sent.
+        let backslashes = remark(&"\\\\".repeat(MAX_BYTES / 3));
+        assert!(backslashes.len() < MAX_BYTES && sent_bytes(&backslashes) > MAX_BYTES);
+        let fault = fits(&backslashes).expect_err("over the limit as sent");
+        assert!(fault.message.contains("KiB in its ConfigMap, over the 900 KiB limit"), "{fault}");
+        assert_eq!(fits(&remark(&"x".repeat(MAX_BYTES / 2))), Ok(()));
+    }
+
     fn arb_listener() -> impl Strategy<Value = Listener> {
         (
             1u16..,

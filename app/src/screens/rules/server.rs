@@ -32,13 +32,32 @@ struct Ground {
     ticket: Lbticket,
     listener: Listener,
     world: World,
+    /// The tenant's lock, held by a change until it is written (`ssr::saves`).
+    _tenant: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Ground {
     async fn load(caller: &Caller, verb: Verb, ticket: &str, listener: &str) -> Result<Ground, AppError> {
+        Ground::read(caller, verb, ticket, listener, false).await
+    }
+
+    /// [`Ground::load`] for a change that can grow the tenant: the world is read, and the
+    /// change checked and written, under the tenant's lock (`ssr::saves`).
+    async fn for_change(caller: &Caller, ticket: &str, listener: &str) -> Result<Ground, AppError> {
+        Ground::read(caller, Verb::Write, ticket, listener, true).await
+    }
+
+    async fn read(caller: &Caller, verb: Verb, ticket: &str, listener: &str, lock: bool) -> Result<Ground, AppError> {
         let t = address::ticket(caller, verb, ticket).await?;
+        let tenant = match lock {
+            true => Some(ssr::state()?.saves.lock(&t.spec.loadbalancer).await),
+            false => None,
+        };
+        let world = World::load().await?;
+        // NB: the request as the world read under the lock holds it, not as read before.
+        let t = world.tickets.iter().find(|w| w.metadata.name == t.metadata.name).cloned().unwrap_or(t);
         let l = t.spec.listeners.iter().find(|l| l.name == listener).cloned().ok_or_else(|| not_found(LISTENER))?;
-        Ok(Ground { ticket: t, listener: l, world: World::load().await? })
+        Ok(Ground { ticket: t, listener: l, world, _tenant: tenant })
     }
 
     /// The rules on the listener, in the order they are tried.
@@ -232,7 +251,7 @@ pub async fn save(form: RuleForm) -> Result<String, AppError> {
 }
 
 async fn save_once(caller: &Caller, form: &RuleForm) -> Result<Written<String>, AppError> {
-    let g = Ground::load(caller, Verb::Write, &form.ticket, &form.listener).await?;
+    let g = Ground::for_change(caller, &form.ticket, &form.listener).await?;
     write(&g, form, if form.version.is_some() { "update" } else { "create" }).await
 }
 
@@ -281,7 +300,7 @@ async fn shift_once(
     version: &str,
     second: u32,
 ) -> Result<Written<()>, AppError> {
-    let g = Ground::load(caller, Verb::Write, ticket, listener).await?;
+    let g = Ground::for_change(caller, ticket, listener).await?;
     let mut form = form_of(g.rule(name)?);
     let [first, to] = form.services.as_mut_slice() else {
         return Err(AppError::Refused("Only a rule with exactly two services shifts traffic.".into()));

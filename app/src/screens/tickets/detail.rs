@@ -55,6 +55,7 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
     let enable_reason = reason(&ticket_enableable(phase));
     let delete_reason = reason(&ticket_deletable(phase));
     let error = action_error(act);
+    let waiting = crate::domain::ipam::queue::told(&d.conditions);
     let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
     let go = |href: String| move |_| use_navigate()(&href, Default::default());
     let (add_label, add_reason) = match d.row.lbtype {
@@ -93,7 +94,11 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
             </div>
         </div>
         <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
-        {(!d.row.message.is_empty()).then(|| view! { <div class="callout callout-bad" data-testid="last-error"><strong>"Last error: "</strong>{d.row.message.clone()}</div> })}
+        {(!d.row.message.is_empty()).then(|| if waiting {
+            view! { <div class="callout" role="status" data-testid="waiting">{d.row.message.clone()}</div> }.into_any()
+        } else {
+            view! { <div class="callout callout-bad" data-testid="last-error"><strong>"Last error: "</strong>{d.row.message.clone()}</div> }.into_any()
+        })}
         {d.conditions.iter().find(|c| c.type_ == CONDITION_CIS_READY && c.status == "False").map(|c| view! {
             <div class="notice-bad" role="status" data-testid="cis-notice">{c.message.clone()}</div>
         })}
