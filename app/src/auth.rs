@@ -122,11 +122,7 @@ pub fn local_path(next: Option<&str>) -> String {
 /// A user-typed name as it may go into a log line: escaped (a newline cannot forge a line) and
 /// bounded (a megabyte-long name is not written in full).
 pub fn loggable(name: &str) -> String {
-    const MAX: usize = 64;
-    let name = name.trim();
-    let cut: String = name.chars().take(MAX).collect();
-    let more = if name.chars().nth(MAX).is_some() { "…" } else { "" };
-    format!("{}{more}", cut.escape_debug())
+    crate::domain::policy::escaped(name.trim())
 }
 
 /// Ends the session (deleted from the store, cookie cleared) and returns to the sign-in page.

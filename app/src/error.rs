@@ -1,7 +1,6 @@
 //! The error every server function returns, preserved across the network boundary.
 
 use serde::{Deserialize, Serialize};
-use server_fn::codec::JsonEncoding;
 use server_fn::error::{FromServerFnError, ServerFnErrorErr};
 
 /// What went wrong in a server function, typed so the page can put a message where it belongs.
@@ -62,7 +61,8 @@ impl AppError {
 }
 
 impl FromServerFnError for AppError {
-    type Encoder = JsonEncoding;
+    // NB: decoded from text, as every answer is (`codec`): one JSON reader in the browser.
+    type Encoder = crate::codec::JsonTextEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {

@@ -44,3 +44,32 @@ test('a tenant is not offered the Users page, and opening it says so', async ({ 
   await expect(page.getByTestId('user-row')).toHaveCount(0);
   await expect(page.getByText('This screen is for platform admins.')).toBeVisible();
 });
+
+test('an admin sets a project’s quota on the Users page; its members see what they hold of it', async ({
+  page,
+  browser,
+}) => {
+  await signedIn(page, users.admin);
+  await page.goto('/users');
+  await hydrated(page);
+  const row = page.getByTestId('quota-row').filter({ hasText: 'project-b' });
+  await expect(row.getByLabel('Rules of project-b')).toHaveValue('');
+  await row.getByLabel('Listeners of project-b').fill('many');
+  await row.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('A whole number from 0 to')).toBeVisible();
+  await row.getByLabel('Listeners of project-b').fill('');
+  await row.getByLabel('Rules of project-b').fill('7');
+  await row.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('quota-saved')).toBeVisible();
+  await expect(row.getByLabel('Rules of project-b')).toHaveValue('7');
+
+  const other = await browser.newContext();
+  const bob = await other.newPage();
+  await signedIn(bob, users.bob);
+  await bob.goto('/tickets');
+  await hydrated(bob);
+  const quota = bob.getByTestId('quota');
+  await expect(quota.locator('dt', { hasText: 'Rules' }).locator('+ dd')).toHaveText(/^\d+ of 7$/);
+  await expect(quota.locator('dt', { hasText: 'Listeners' }).locator('+ dd')).toHaveText(/^\d+ \(no limit\)$/);
+  await other.close();
+});

@@ -116,7 +116,9 @@ async fn main() -> anyhow::Result<()> {
         .expect("lb");
         lbs.create(&PostParams::default(), &lb).await.expect("create lb");
     }
-    let tickets: Api<Lbticket> = Api::all(mgmt.clone());
+    // NB: statuses are lbdesk's alone to write: the tickets' and load balancers' are written as
+    // lbdesk.
+    let tickets: Api<Lbticket> = Api::all(clusters.mgmt().clone());
     let next = Arc::new(AtomicUsize::new(0));
     let mut writers = Vec::new();
     for _ in 0..8 {
@@ -170,7 +172,10 @@ async fn main() -> anyhow::Result<()> {
             })
             .collect();
         lb.status = Some(LoadbalancerStatus { ips, ..Default::default() });
-        lbs.replace_status(&format!("lb-{t}"), &PostParams::default(), &lb).await.expect("lb status");
+        Api::<Loadbalancer>::all(clusters.mgmt().clone())
+            .replace_status(&format!("lb-{t}"), &PostParams::default(), &lb)
+            .await
+            .expect("lb status");
     }
     println!(
         "setup: {NAMESPACES} namespaces, {TENANTS} tenants, {TICKETS} Enabled tickets ({} with a listener) in {:.1} s",

@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use anyhow::Context;
-use app::domain::crd::{Lbaddress, Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Lbaddress, Lbquota, Lbrule, Lbticket, Loadbalancer};
 use kube::CustomResourceExt;
 
 /// Each CRD as (file name, YAML).
 pub fn documents() -> anyhow::Result<Vec<(String, String)>> {
-    [Loadbalancer::crd(), Lbticket::crd(), Lbrule::crd(), Lbaddress::crd()]
+    [Loadbalancer::crd(), Lbticket::crd(), Lbrule::crd(), Lbaddress::crd(), Lbquota::crd()]
         .into_iter()
         .map(|crd| {
             let name = crd.metadata.name.clone().unwrap_or_default();

@@ -21,9 +21,10 @@ use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_di
 const FIRST_LOAD_LIMIT: u64 = 400_000;
 /// The most one chunk may weigh, gzipped (the largest: the request tester's, 42,688 B).
 const CHUNK_LIMIT: u64 = 60_000;
-/// The most all the wasm together may weigh, gzipped. NB: the aim is 700,000 B; with LTO it is
-/// 795,616 B (docs/perf.md), so this holds it there.
-const TOTAL_LIMIT: u64 = 800_000;
+/// The most all the wasm together may weigh, gzipped. NB: the aim is 700,000 B; with LTO it was
+/// 795,616 B, and the Users page (sessions, quotas) and the tenant's quota line took it to
+/// 808,666 B after the cuts made beside them (docs/perf.md), so this holds it there.
+const TOTAL_LIMIT: u64 = 810_000;
 /// The module the split loader imports; Leptos's `HydrationScripts` asks for this name.
 const SPLIT_LINK: &str = "./__wasm_split.______________________.js";
 /// Where SSR reads which chunks each lazy route needs.

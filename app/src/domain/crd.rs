@@ -13,10 +13,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod lbaddress;
+mod lbquota;
 mod lbrule;
 mod reachability;
 
 pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
+pub use lbquota::{Lbquota, LbquotaSpec};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 pub use reachability::{CONDITION_CIS_READY, CONDITION_REACHABLE};
 
@@ -26,6 +28,11 @@ pub const GROUP: &str = "ebcpaas.io";
 pub const VERSION: &str = "v1";
 /// Label carrying the project a ticket or rule belongs to.
 pub const LABEL_PROJECT: &str = "ebcpaas.io/project";
+/// The project a ticket belongs to (its [`LABEL_PROJECT`]).
+pub fn project_of(t: &Lbticket) -> Option<&str> {
+    t.metadata.labels.as_ref().and_then(|l| l.get(LABEL_PROJECT)).map(String::as_str)
+}
+
 /// Label carrying the member cluster of a ticket or rule.
 pub const LABEL_CLUSTER: &str = "ebcpaas.io/cluster";
 /// Label carrying the namespace (in the member cluster) of a ticket or rule.

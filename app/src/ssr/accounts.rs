@@ -123,6 +123,11 @@ impl Db {
             .collect())
     }
 
+    /// Every project's name.
+    pub async fn projects(&self) -> Result<Vec<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT name FROM projects ORDER BY name").fetch_all(&self.pool).await
+    }
+
     /// Creates a project (idempotent).
     pub async fn upsert_project(&self, name: &str, display_name: &str) -> Result<(), sqlx::Error> {
         sqlx::query(

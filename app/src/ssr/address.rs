@@ -12,10 +12,12 @@ use crate::components::address::{ADDRESS_PAGE, AddressSummary, Carried, ServiceC
 use crate::components::list::Page;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3;
+use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::cis_ingress;
-use crate::domain::crd::{LABEL_PROJECT, LbType, Lbrule, Lbticket, LbticketSpec, Loadbalancer, Phase};
+use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, LbticketSpec, Loadbalancer, Phase};
 use crate::domain::policy::{
-    Owner, TicketUse, Usage, dns_label, object_name, shown, ticket_cluster, ticket_update, validate_ticket,
+    Held, Limits, Owner, TicketUse, Usage, dns_label, object_name, shown, ticket_cluster, ticket_update,
+    validate_ticket, within_quota,
 };
 use crate::error::AppError;
 
@@ -27,10 +29,7 @@ pub fn target(t: &Lbticket) -> Target<'_> {
     project_of(t).map_or(Target::Unowned, Target::Project)
 }
 
-/// The project a request belongs to.
-pub fn project_of(t: &Lbticket) -> Option<&str> {
-    t.labels().get(LABEL_PROJECT).map(String::as_str)
-}
+pub use crate::domain::crd::project_of;
 
 /// The request, if the caller may `verb` it (else "not found": its existence is not told).
 pub async fn ticket(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket, AppError> {
@@ -156,6 +155,7 @@ pub struct World {
     pub loadbalancers: Vec<Loadbalancer>,
     pub tickets: Vec<Lbticket>,
     pub rules: Vec<Lbrule>,
+    pub quotas: Vec<Lbquota>,
 }
 
 impl World {
@@ -165,7 +165,13 @@ impl World {
             loadbalancers: all("load balancers").await?,
             tickets: all("address requests").await?,
             rules: all("rules").await?,
+            quotas: all("project quotas").await?,
         })
+    }
+
+    /// What `project` may hold on `lb` and its tenant.
+    pub fn limits(&self, project: &str, lb: &Loadbalancer) -> Limits {
+        Limits::for_project(&self.quotas, project, &lb.spec, MAX_BYTES as u64)
     }
 
     /// The load balancer of `t`.
@@ -329,6 +335,13 @@ pub async fn change(
     Usage::around(&after, &world.tickets, &world.loadbalancers, &world.rules)
         .admit(name, &after.spec)
         .map_err(refused)?;
+    if let (Some(project), Some(lb)) = (project_of(&after), world.loadbalancer_of(&after)) {
+        let others = || world.tickets.iter().filter(|t| t.metadata.name.as_deref() != Some(name));
+        let held_before = Held::of(project, &after.spec.loadbalancer, others().chain([&before]), &world.rules);
+        let held_after = Held::of(project, &after.spec.loadbalancer, others().chain([&after]), &world.rules);
+        within_quota(&world.limits(project, lb), &held_before, &held_after, &after.spec.loadbalancer)
+            .map_err(refused)?;
+    }
     let added = new_backends(&before.spec, &after.spec);
     if !added.is_empty() {
         real_ports(&services(world.cluster_of(&after), &after.spec.namespace).await?, added)?;

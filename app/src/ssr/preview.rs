@@ -11,9 +11,13 @@ use super::address::World;
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{fits, sent_bytes, validate_content, validate_posted};
+use std::collections::BTreeSet;
+
+use super::address::project_of;
+use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
+use crate::domain::policy::{Held, within_quota};
 use crate::error::AppError;
 
 /// Unchanged lines shown around each change.
@@ -39,9 +43,14 @@ pub fn render(
             // it fits is told so. A change that does not grow it is taken (until the tenant is
             // made to fit, every request of it says it is held back).
             Err(size) if grows(world, &lb, &rendered) => Err(size.to_string()),
-            _ => match validate_content(&rendered.adc, &rendered.origins).and_then(|()| validate_posted(&rendered)) {
-                Ok(()) => Ok(rendered),
-                Err(faults) => Err(said_to(name, &faults)),
+            _ => match within_share(world, &lb, changed, &rendered) {
+                Err(why) => Err(why),
+                Ok(()) => {
+                    match validate_content(&rendered.adc, &rendered.origins).and_then(|()| validate_posted(&rendered)) {
+                        Ok(()) => Ok(rendered),
+                        Err(faults) => Err(said_to(name, &faults)),
+                    }
+                }
             },
         },
     };
@@ -76,6 +85,34 @@ fn tenant(world: &World, lb: &Loadbalancer, changed: Option<(&Lbticket, &[Lbrule
     let grouped = as3::tenants(&lbs, &tickets, &rules);
     let (t, r) = grouped.get(&(lb.spec.cluster.clone(), place.tenant.clone())).cloned().unwrap_or_default();
     as3::render(&lb.spec.cluster, &place.tenant, &t, &r)
+}
+
+/// Whether `changed`'s project stays within its share of the tenant (its quota's declaration
+/// bytes) with the tenant rendered as `after`: only a change that grows the share past it is
+/// refused.
+fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Rendered) -> Result<(), String> {
+    let Some(project) = project_of(changed) else { return Ok(()) };
+    let limits = world.limits(project, lb);
+    // NB: a tenant that fits the project's share whole needs no counting.
+    if sent_bytes(&after.adc) as u64 <= limits.declaration_bytes {
+        return Ok(());
+    }
+    let lb_name = lb.metadata.name.as_deref().unwrap_or_default();
+    let namespaces: BTreeSet<&str> = world
+        .tickets
+        .iter()
+        .chain([changed])
+        .filter(|t| project_of(t) == Some(project) && t.spec.loadbalancer == lb_name)
+        .map(|t| t.spec.namespace.as_str())
+        .collect();
+    let tenant_name = Placement::of(&lb.spec).tenant;
+    let share = |r: &Rendered| share_bytes(&r.adc, &tenant_name, &namespaces) as u64;
+    let now = Held { declaration_bytes: share(after), ..Held::default() };
+    if now.declaration_bytes <= limits.declaration_bytes {
+        return Ok(());
+    }
+    let was = Held { declaration_bytes: tenant(world, lb, None).map_or(0, |r| share(&r)), ..Held::default() };
+    within_quota(&limits, &was, &now, lb_name).map_err(|r| r.reason)
 }
 
 /// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.

@@ -50,6 +50,8 @@ impl Admission {
         let label = |o: &Value| o["metadata"]["labels"][LABEL_PROJECT].as_str().map(String::from);
         match kind {
             "Lbticket" => Ok(label(object)),
+            // NB: a project's quota is its project's: its members see it change in the log.
+            "Lbquota" => Ok(object["metadata"]["name"].as_str().map(String::from)),
             "Lbrule" => {
                 let (Some(ticket), Some(client)) = (object["spec"]["lbticket"].as_str(), self.mgmt.get()) else {
                     return Ok(None);
@@ -78,6 +80,7 @@ impl Admission {
             let p = self.project_of(kind, object).await?;
             let target = match (kind, &p) {
                 ("Loadbalancer", _) => Target::Loadbalancers,
+                ("Lbquota", _) => Target::Accounts,
                 ("Lbticket" | "Lbrule", Some(p)) => Target::Project(p),
                 ("Lbticket" | "Lbrule", None) => Target::Unowned,
                 _ => Target::AllProjects,

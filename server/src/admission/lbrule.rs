@@ -30,5 +30,12 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
         None => Usage::default(),
     };
     rule_write(&review.name, &rule.spec, before.as_ref().map(|b| &b.spec), ticket, &rules, &usage)
-        .map_err(Denial::refused)
+        .map_err(Denial::refused)?;
+    match (ticket, &before) {
+        (Some(t), None) => {
+            let with_rule: Vec<Lbrule> = rules.iter().cloned().chain([rule.clone()]).collect();
+            admission.within_quota(Some(t), t, &rules, &with_rule).await
+        }
+        _ => Ok(()),
+    }
 }

@@ -29,7 +29,7 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
                 let cluster = labels.get(LABEL_CLUSTER).cloned().unwrap_or_else(|| lb.spec.cluster.clone());
                 lb_offered_to(&lb.spec, &cluster, project).map_err(Denial::refused)?;
             }
-            Ok(())
+            admission.within_quota(None, t, &[], &[]).await
         }
         (Some(t), Some(o)) => {
             validate_ticket(name, &t.spec).map_err(Denial::invalid_field)?;
@@ -40,6 +40,7 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
             ticket_update(&o.spec, &t.spec, phase(o), &TicketUse::of(t, &rules)).map_err(Denial::refused)?;
             if t.spec.listeners != o.spec.listeners || t.spec.ingresses != o.spec.ingresses {
                 services_free(admission, t, &admission.list().await?, &rules).await?;
+                admission.within_quota(Some(o), t, &rules, &rules).await?;
             }
             Ok(())
         }

@@ -11,6 +11,7 @@ mod lbrule;
 mod lbticket;
 mod loadbalancer;
 mod owned;
+mod quota;
 
 use std::time::Duration;
 
@@ -239,6 +240,7 @@ impl Admission {
                 message: "Address objects are lbdesk's own record of what its tickets hold; change the address request instead.".into(),
             }),
             "Lbaddress" => Ok(()),
+            "Lbquota" => quota::check(&review).await,
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
         // A dry run changes nothing.

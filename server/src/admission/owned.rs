@@ -3,7 +3,7 @@
 //! there, and audited, since lbdesk puts the object back as it wants it at its next ensure and
 //! whoever looks at what BIG-IP did meanwhile needs to know who changed it.
 
-use app::domain::crd::{LABEL_LBTICKET, LABEL_PROJECT};
+use app::domain::crd::{LABEL_LBTICKET, project_of};
 use app::ssr::audit::Entry;
 use serde_json::Value;
 
@@ -48,7 +48,7 @@ impl Admission {
         let ticket = new.into_iter().chain(old).find_map(|o| o["metadata"]["labels"][LABEL_LBTICKET].as_str());
         let project = match ticket {
             Some(ticket) => match self.tickets(|t| t.metadata.name.as_deref() == Some(ticket)).await {
-                Ok(found) => found.first().and_then(|t| t.metadata.labels.as_ref()?.get(LABEL_PROJECT).cloned()),
+                Ok(found) => found.first().and_then(|t| project_of(t).map(String::from)),
                 Err(_) => None,
             },
             None => None,

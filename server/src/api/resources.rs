@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use app::domain::crd::{Lbaddress, Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Lbaddress, Lbquota, Lbrule, Lbticket, Loadbalancer};
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
@@ -144,6 +144,7 @@ pub fn kinds() -> &'static [Kind] {
             custom(Lbticket::crd()),
             custom(Lbrule::crd()),
             custom(Lbaddress::crd()),
+            custom(Lbquota::crd()),
         ]);
         kinds
     })

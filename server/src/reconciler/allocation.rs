@@ -5,8 +5,9 @@
 
 use std::net::IpAddr;
 
-use app::domain::crd::{BondState, GROUP, Lbaddress, Lbticket, Loadbalancer, VERSION};
+use app::domain::crd::{BondState, GROUP, Lbaddress, Lbquota, Lbticket, Loadbalancer, VERSION, project_of};
 use app::domain::ipam::{AllocError, Pair, Side, queue};
+use app::domain::policy::{Limits, pairs_held};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Resource, ResourceExt};
@@ -23,6 +24,21 @@ fn api(ctx: &Context) -> Api<Lbaddress> {
 
 fn requested(address: Option<&str>) -> bool {
     address.map(str::trim).is_some_and(|a| !a.is_empty())
+}
+
+/// Why `ticket` may not have a pair now: its project holds its quota of pairs on `lb` (a
+/// request past the quota in the pages and admission, made in a race or before the quota was
+/// lowered, waits, and the network-policy driver is not asked for it).
+async fn over_quota(ctx: &Context, lb: &Loadbalancer, ticket: &Lbticket) -> Result<Option<String>> {
+    let Some(project) = project_of(ticket) else { return Ok(None) };
+    let quota = Api::<Lbquota>::all(ctx.clusters.mgmt().clone()).get_opt(project).await?;
+    let limits = Limits::of(quota.as_ref().map(|q| &q.spec), &lb.spec, 0);
+    let (lb_name, name) = (lb.name_any(), ticket.name_any());
+    let tickets = ctx.caches().tickets.state();
+    let held = pairs_held(project, &lb_name, &name, tickets.iter().map(|t| &**t));
+    Ok((held >= limits.addresses).then(|| {
+        format!("project {project} holds its quota of {} addresses on load balancer {lb_name}", limits.addresses)
+    }))
 }
 
 /// Why a request has no pair.
@@ -118,6 +134,9 @@ pub async fn allocate(
         // Half a pair: a crash between the two creates. Give it back and choose again.
         for half in held.objects() {
             delete(ctx, half).await?;
+        }
+        if let Some(why) = over_quota(ctx, lb, ticket).await? {
+            return Ok(Err(NoPair::Waiting(why)));
         }
         // NB: requests that found the ranges full are served first, in the order they were
         // made: a later one takes a pair only when there are more free than wait before it.

@@ -24,6 +24,11 @@ use super::{Context, Error, Result, Step, ingress};
 /// A ticket refused by the renderer or the validator, and why.
 pub type Faults = BTreeMap<String, String>;
 
+/// What a ticket says when another request of its AS3 tenant keeps the tenant from being
+/// written (naming nothing of that request, which may be another project's).
+pub const HELD_BY_ANOTHER: &str = "held back: another address request sharing this AS3 tenant cannot be written; \
+     the member cluster keeps the last good declaration until it is fixed";
+
 /// What the last sync of a tenant placed, and from which inputs (its `as3::digest`).
 #[derive(Clone, Default)]
 pub struct Placed {
@@ -144,16 +149,20 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         let (namespaces, services) = last.map(|l| (l.namespaces, l.services)).unwrap_or_default();
         let mut now = Placed { digest, namespaces, services, ..Default::default() };
         now.namespaces.entry(place.namespace.clone()).or_default().extend(owner.nsselector.clone());
-        // NB: a fault of no one ticket holds the whole tenant back: every ticket of it says so,
-        // so that none is reported written while the member cluster keeps the last good one.
-        let hold = |faults: &mut Faults, fault: as3::Fault| match &fault.origin {
-            Some(origin) => {
-                faults.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
-            }
-            None => {
-                for ticket in &t {
-                    faults.entry(ticket.name.to_string()).or_insert_with(|| format!("held back: {fault}"));
+        // NB: a tenant that cannot be written holds back every ticket of it: each says so, so
+        // that none is reported written while the member cluster keeps the last good one. The
+        // ticket at fault is told why; the others, which may be other projects', only that
+        // another request of the tenant holds it back.
+        let hold = |faults: &mut Faults, fault: as3::Fault| {
+            let others = match &fault.origin {
+                Some(origin) => {
+                    faults.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
+                    HELD_BY_ANOTHER.to_string()
                 }
+                None => format!("held back: {fault}"),
+            };
+            for ticket in &t {
+                faults.entry(ticket.name.to_string()).or_insert_with(|| others.clone());
             }
         };
         let rendered = match as3::render(cluster, &tenant, &t, &r) {

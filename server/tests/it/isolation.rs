@@ -11,7 +11,8 @@ use app::components::list::Page;
 use app::domain::as3::names;
 use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
 use app::domain::crd::{
-    Lbrule, LbruleSpec, MatchMode, Operator, Phase, RuleCondition, RuleType, RuleValue, ServiceRef,
+    Lbquota, LbquotaSpec, Lbrule, LbruleSpec, MatchMode, Operator, Phase, RuleCondition, RuleType, RuleValue,
+    ServiceRef,
 };
 use app::error::AppError;
 use app::screens::listeners::{AddressListeners, ListenerForm};
@@ -110,9 +111,17 @@ async fn a_save_too_large_for_the_configmap_as_sent_is_refused_to_its_maker_alon
     assert!(!deployed(&lbdesk).await.contains("X-H15"), "alice's rule was not written");
 }
 
+/// Writes project `project`'s quota with the admin token, as `kubectl apply` would.
+async fn quota(lbdesk: &Lbdesk, project: &str, spec: LbquotaSpec) {
+    let quotas: Api<Lbquota> = Api::all(lbdesk.client("mgmt").await);
+    quotas.create(&PostParams::default(), &Lbquota::new(project, spec)).await.expect("the quota");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_saves_that_fit_alone_but_not_together_are_not_both_accepted() {
     let (lbdesk, _admin, alice, _bob) = two_projects().await;
+    // alice may take the whole tenant: what is raced for is the tenant's own limit.
+    quota(&lbdesk, "project-a", LbquotaSpec { declaration_bytes: Some(4 << 20), ..Default::default() }).await;
     // Each about 525 KB as sent: one fits, both do not.
     let first = heavy("a1", "web", "first", 16, 16, "web-v1");
     let second = heavy("a1", "web2", "second", 16, 16, "api");
@@ -181,25 +190,38 @@ async fn a_tenant_held_back_says_so_on_every_request_and_never_carried() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_that_finds_the_range_full_waits_and_takes_an_address_in_its_turn() {
+/// lbdesk with the admin's load balancer `name` of VE range `ve_cidr` (its own tenant and
+/// LTM range), beside `demo`.
+async fn with_lb(name: &str, ve_cidr: &str) -> (Lbdesk, User) {
     let (lbdesk, admin) = with_demo_lb(crate::helpers::Backend::Sqlite).await;
-    // Two VE addresses: 20.2.0.0/30 without its network and broadcast addresses.
+    let octet = ve_cidr.split('.').nth(1).unwrap_or("2");
     let form = app::screens::loadbalancers::LbForm {
-        ve_cidr: "20.2.0.0/30".into(),
-        ltm_cidr: "10.2.0.0/24".into(),
-        partition: "tiny".into(),
-        nsselector: vec![("zone".into(), "tiny".into())],
-        ..lb_form("tiny")
+        ve_cidr: ve_cidr.into(),
+        ltm_cidr: format!("10.{octet}.0.0/24"),
+        partition: name.into(),
+        nsselector: vec![("zone".into(), name.into())],
+        ..lb_form(name)
     };
     ok::<String>(save_lb(&admin, &form).await).await;
+    (lbdesk, admin)
+}
+
+/// The save of request `name` of `namespace` on load balancer `lb`, as the request form sends it.
+fn on(lb: &str, name: &str, namespace: &str) -> serde_json::Value {
+    let mut f = ticket_form(name, namespace, "");
+    f.loadbalancer = lb.into();
+    json!({ "form": f })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_finds_the_range_full_waits_and_takes_an_address_in_its_turn() {
+    // Two VE addresses: 20.2.0.0/30 without its network and broadcast addresses.
+    let (lbdesk, _admin) = with_lb("tiny", "20.2.0.0/30").await;
+    // Two pairs: by default project-a could take one; its quota is raised to take both.
+    quota(&lbdesk, "project-a", LbquotaSpec { addresses_per_loadbalancer: Some(5), ..Default::default() }).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     let bob = User::sign_in(&lbdesk, "bob").await;
-    let on_tiny = |name: &str, namespace: &str| {
-        let mut f = ticket_form(name, namespace, "");
-        f.loadbalancer = "tiny".into();
-        json!({ "form": f })
-    };
+    let on_tiny = |name: &str, namespace: &str| on("tiny", name, namespace);
     for name in ["a1", "a2"] {
         ok::<String>(alice.json("ticket/save", on_tiny(name, "default")).await).await;
         wait_phase(&alice, name, Phase::Enabled).await;
@@ -227,4 +249,91 @@ async fn a_request_that_finds_the_range_full_waits_and_takes_an_address_in_its_t
     assert!(later.row.message.starts_with("Waiting for a free address"), "{}", later.row.message);
     let calls = lbdesk.simulator.calls();
     assert!(!calls.iter().any(|c| c.ticket == "a3"), "no network policy is asked for a waiting request");
+}
+
+/// The quota a project is refused at, in the words a page shows.
+async fn over_quota(res: reqwest::Response) -> String {
+    match refused(res, StatusCode::CONFLICT).await {
+        AppError::Refused(message) => message,
+        other => panic!("refused for its quota, not {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_project_cannot_take_a_whole_range_unless_an_admin_raises_its_quota() {
+    // 20.3.0.0/29: six pairs, three for each project by default.
+    let (lbdesk, admin) = with_lb("small", "20.3.0.0/29").await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    let bob = User::sign_in(&lbdesk, "bob").await;
+    let on_small = |name: &str, namespace: &str| on("small", name, namespace);
+    for name in ["a1", "a2", "a3"] {
+        ok::<String>(alice.json("ticket/save", on_small(name, "default")).await).await;
+    }
+    let why = over_quota(alice.json("ticket/save", on_small("a4", "default")).await).await;
+    assert!(why.contains("quota is 3 address requests on load balancer small; it has 3 (0 left)"), "{why}");
+    // The same words for kubectl (admission), with no request created.
+    let tickets: Api<app::domain::crd::Lbticket> = Api::all(lbdesk.client("mgmt").await);
+    let mut t = app::domain::crd::Lbticket::new(
+        "a4",
+        app::domain::crd::LbticketSpec {
+            loadbalancer: "small".into(),
+            namespace: "default".into(),
+            ..Default::default()
+        },
+    );
+    t.metadata.labels = Some([("ebcpaas.io/project".to_string(), "project-a".to_string())].into());
+    match tickets.create(&PostParams::default(), &t).await {
+        Err(kube::Error::Api(e)) => assert!(e.code == 403 && e.message.contains("it has 3 (0 left)"), "{e:?}"),
+        other => panic!("admission lets a request past the quota: {other:?}"),
+    }
+    // bob's project is not held back by alice's.
+    ok::<String>(bob.json("ticket/save", on_small("b1", "team-b")).await).await;
+    wait_phase(&bob, "b1", Phase::Enabled).await;
+    // alice sees what she holds of her quota.
+    let lines =
+        ok::<app::screens::tickets::TicketList>(alice.json("ticket/list", json!({"project": ""})).await).await.quota;
+    assert!(lines.contains(&("Address requests on small".into(), "3 of 3".into())), "{lines:?}");
+    // An admin raises it on the Users page: the fourth request is taken, and Enabled.
+    let mut forms = ok::<app::screens::users::Accounts>(admin.json("users/list", json!({})).await).await.quotas;
+    let mut form = forms.drain(..).find(|f| f.project == "project-a").expect("project-a's quota");
+    assert_eq!((form.addresses.as_str(), form.version.as_deref()), ("", None), "the defaults, no object yet");
+    form.addresses = "four".into();
+    let typo = refused(admin.json("quota/save", json!({"form": form.clone()})).await, StatusCode::BAD_REQUEST).await;
+    assert!(typo.for_field("addresses").is_some(), "{typo:?}");
+    form.addresses = "4".into();
+    ok::<()>(admin.json("quota/save", json!({"form": form})).await).await;
+    ok::<String>(alice.json("ticket/save", on_small("a4", "default")).await).await;
+    wait_phase(&alice, "a4", Phase::Enabled).await;
+    let mine = app::ssr::audit::Projects::Only(vec!["project-a".into()]);
+    let filter = app::ssr::audit::Filter { kind: Some("Lbquota".into()), ..Default::default() };
+    let log = lbdesk.db.audit_page(&mine, &filter, None).await.expect("the audit log");
+    assert_eq!(log.records.len(), 1, "alice's project sees its quota change in the log");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_project_cannot_fill_a_shared_tenant_for_everyone() {
+    let (lbdesk, _admin, alice, bob) = two_projects().await;
+    // About 525 KB of the tenant as sent: the tenant would fit it, alice's default share (half
+    // of 900 KiB) does not.
+    let big = heavy("a1", "web", "big", 16, 16, "web-v1");
+    let why = over_quota(alice.json("rule/save", json!({"form": big})).await).await;
+    assert!(why.contains("quota is 450 KiB of the AS3 declaration on load balancer demo"), "{why}");
+    // A rule within her share is taken; bob's change is neither refused nor held back.
+    ok::<String>(alice.json("rule/save", json!({"form": heavy("a1", "web", "fits", 16, 8, "web-v1")})).await).await;
+    let form = ListenerForm {
+        ticket: "b1".into(),
+        name: "web".into(),
+        port: 80,
+        services: vec![
+            ServiceRef { service: "web-v1".into(), port: 8080, weight: 60 },
+            ServiceRef { service: "web-v2".into(), port: 8080, weight: 40 },
+        ],
+        generation: Some(ticket(&bob, "b1").await.generation),
+        ..Default::default()
+    };
+    ok::<String>(bob.json("listener/save", json!({"form": form})).await).await;
+    until("bob's weights deployed", 20, || async {
+        deployed(&lbdesk).await.contains(&names::pool("web-v2", 8080)) && carried(&bob, "b1").await == Carried::Yes
+    })
+    .await;
 }

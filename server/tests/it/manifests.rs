@@ -113,7 +113,7 @@ fn every_manifest_is_a_well_formed_object_of_its_kind() {
     for kind in ["Namespace", "ServiceAccount", "ClusterRole", "Role", "Deployment", "Service"] {
         assert!(m.kinds.contains_key(kind), "{kind} in deploy/: {:?}", m.kinds);
     }
-    assert_eq!(m.crds.len(), 4, "the four CRDs");
+    assert_eq!(m.crds.len(), 5, "the five CRDs");
     assert_eq!(m.pdbs.len(), 1);
     // The webhook only from the API server, the metrics only from Prometheus (issue #27).
     let policy = m.network_policies.first().and_then(|p| p.spec.as_ref()).expect("a NetworkPolicy");
@@ -211,6 +211,7 @@ fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
     let mut wanted = vec![
         "/events: create,patch".to_string(),
         format!("ebcpaas.io/lbaddresses: {all}"),
+        format!("ebcpaas.io/lbquotas: {all}"),
         format!("ebcpaas.io/lbrules: {all}"),
         "ebcpaas.io/lbrules/status: get,update,patch".into(),
         format!("ebcpaas.io/lbtickets: {all}"),
@@ -263,7 +264,7 @@ async fn kubectl_applies_every_manifest_to_the_embedded_api() {
     };
     assert_eq!(get(&["service", "lbdesk", "-n", "lbdesk-system"], "{.spec.ports[*].name}"), "http webhook");
     assert_eq!(get(&["deployment", "lbdesk", "-n", "lbdesk-system"], "{.spec.replicas}"), "2");
-    assert_eq!(get(&["crd"], "{.items[*].spec.names.plural}"), "lbaddresses lbrules lbtickets loadbalancers");
+    assert_eq!(get(&["crd"], "{.items[*].spec.names.plural}"), "lbaddresses lbquotas lbrules lbtickets loadbalancers");
     assert_eq!(get(&["validatingwebhookconfiguration", "lbdesk"], "{.webhooks[*].failurePolicy}"), "Fail");
     assert_eq!(
         get(&["--context", "acp-region01", "clusterrole", "lbdesk-member"], "{.metadata.name}"),

@@ -4,7 +4,7 @@
 use app::domain::crd::{Lbticket, Listener, Phase, Protocol, ServiceRef, Session};
 use app::error::AppError;
 use app::screens::loadbalancers::{LbDetail, LbForm, LbRow};
-use app::screens::tickets::{TicketForm, TicketRow};
+use app::screens::tickets::{TicketForm, TicketList};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -187,7 +187,7 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
     wait_phase(&alice, "web-a", Phase::Enabled).await;
 
     let bob = User::sign_in(&lbdesk, "bob").await;
-    let rows: Vec<TicketRow> = ok(bob.form("ticket/list", &[("project", "project-a")]).await).await;
+    let rows = ok::<TicketList>(bob.form("ticket/list", &[("project", "project-a")]).await).await.rows;
     assert!(rows.is_empty(), "bob lists nothing of project-a: {rows:?}");
     let hidden = AppError::NotFound("There is no such address request in your projects.".into());
     for res in [

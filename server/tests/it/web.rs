@@ -226,7 +226,7 @@ async fn a_session_ends_at_its_lifetime_even_in_use_and_after_its_idle_time_unus
 /// anyone's sessions, and an unknown user is named as such.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
-    use app::screens::users::UserRow;
+    use app::screens::users::{Accounts, UserRow};
 
     use crate::user::{User, ok, refused};
     let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
@@ -238,7 +238,7 @@ async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
     assert_eq!(refused(alice.json("users/end-sessions", ending("bob")).await, StatusCode::FORBIDDEN).await, forbidden);
 
     let admin = User::sign_in(&lbdesk, "admin").await;
-    let rows: Vec<UserRow> = ok(admin.json("users/list", serde_json::json!({})).await).await;
+    let rows = ok::<Accounts>(admin.json("users/list", serde_json::json!({})).await).await.users;
     let row = |rows: &[UserRow], name: &str| rows.iter().find(|r| r.username == name).cloned().expect(name);
     assert_eq!(row(&rows, "alice").projects, ["project-a"]);
     assert_eq!(row(&rows, "alice").sessions_ended, "", "never ended");
@@ -248,7 +248,7 @@ async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
     let () = ok(admin.json("users/end-sessions", ending("alice")).await).await;
     assert_eq!(me(&alice.client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "alice's session is over");
     assert_eq!(me(&admin.client, &lbdesk).await.status(), StatusCode::OK, "the admin's is not");
-    let rows: Vec<UserRow> = ok(admin.json("users/list", serde_json::json!({})).await).await;
+    let rows = ok::<Accounts>(admin.json("users/list", serde_json::json!({})).await).await.users;
     assert!(!row(&rows, "alice").sessions_ended.is_empty());
     let again = User::sign_in(&lbdesk, "alice").await;
     assert_eq!(me(&again.client, &lbdesk).await.status(), StatusCode::OK, "a new sign-in works");

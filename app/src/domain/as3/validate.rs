@@ -2,7 +2,7 @@
 //! 1.2 MB). CIS posts an empty tenant for an invalid ConfigMap, wiping the live configuration,
 //! so nothing invalid may leave lbdesk. Each fault names the ticket, listener or rule at fault.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::OnceLock;
 
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::names::is_legal;
 use super::{Fault, Origins, Rendered, origin_of};
+use crate::domain::crd::Protocol;
 
 /// Largest declaration written, measured as sent ([`sent_bytes`]): a real API server takes at
 /// most 1 MiB of ConfigMap data, lbdesk's embedded one a request body of 1 MiB; the rest is left
@@ -183,8 +184,27 @@ pub fn validate(rendered: &Rendered) -> Result<(), Vec<Fault>> {
 /// (`Rendered::template`), as a JSON string, where every quote and backslash is escaped. NB: a
 /// declaration of many backslashes weighs about twice its length there.
 pub fn sent_bytes(adc: &str) -> usize {
-    let escaped = |s: &str| s.len() + s.bytes().filter(|b| matches!(b, b'"' | b'\\')).count();
-    escaped(&super::template_of(adc)) + 2
+    escaped_len(&super::template_of(adc)) + 2
+}
+
+/// The length of `s` inside a JSON string, as serde writes it (`s` being JSON serde wrote, it
+/// holds no control characters).
+fn escaped_len(s: &str) -> usize {
+    s.len() + s.bytes().filter(|b| matches!(b, b'"' | b'\\')).count()
+}
+
+/// The bytes, as sent ([`sent_bytes`]), the applications of `namespaces` take of `tenant` in an
+/// ADC declaration: a project's share of a tenant it shares with others.
+pub fn share_bytes(adc: &str, tenant: &str, namespaces: &BTreeSet<&str>) -> usize {
+    let Ok(doc) = serde_json::from_str::<Value>(adc) else { return 0 };
+    let Some(apps) = doc.get(tenant).and_then(Value::as_object) else { return 0 };
+    let theirs: BTreeSet<String> =
+        namespaces.iter().flat_map(|ns| Protocol::ALL.into_iter().map(|p| super::names::application(ns, p))).collect();
+    apps.iter()
+        .filter(|(name, _)| theirs.contains(*name))
+        // NB: `"name":value,` as compact JSON, escaped once more inside the ConfigMap.
+        .map(|(name, app)| escaped_len(name) + escaped_len(&app.to_string()) + 6)
+        .sum()
 }
 
 /// Whether an ADC declaration fits its ConfigMap ([`MAX_BYTES`], as sent).

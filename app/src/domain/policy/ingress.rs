@@ -54,7 +54,10 @@ fn path(path: &str) -> Verdict {
     }
     let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()+,;=:@/%".contains(c);
     if let Some(c) = path.chars().find(|c| !allowed(*c)) {
-        return refuse(&format!("may not hold {:?}: letters, digits and -._~!$&'()+,;=:@/% only.", c));
+        return refuse(&format!(
+            "may not hold '{}': letters, digits and -._~!$&'()+,;=:@/% only.",
+            super::escaped(&c.to_string())
+        ));
     }
     Ok(())
 }

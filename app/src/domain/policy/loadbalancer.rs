@@ -94,8 +94,8 @@ pub fn lb_unique<'a>(
             return Err(Refusal::field(
                 "partition",
                 format!(
-                    "Load balancer {other_name} already writes the AS3 tenant {:?} of cluster {}; choose another partition.",
-                    effective_partition(spec),
+                    "Load balancer {other_name} already writes the AS3 tenant {} of cluster {}; choose another partition.",
+                    shown(effective_partition(spec)),
                     spec.cluster
                 ),
             ));

@@ -64,9 +64,9 @@ pub fn parse_range(value: &str) -> Result<(u32, u32), String> {
     let bound = |s: &str| -> Result<u32, String> {
         let s = s.trim();
         if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("{s:?} is not a whole number up to {RANGE_MAX}"));
+            return Err(format!("{} is not a whole number up to {RANGE_MAX}", super::shown(s)));
         }
-        s.parse().map_err(|_| format!("{s:?} is not a whole number"))
+        s.parse().map_err(|_| format!("{} is not a whole number", super::shown(s)))
     };
     let (lo, hi) = (bound(lo)?, bound(hi)?);
     if lo > hi {

@@ -106,7 +106,7 @@ pub fn validate_ticket(name: &str, spec: &LbticketSpec) -> Verdict {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty())
             && v.trim().parse::<IpAddr>().is_err()
         {
-            return Err(Refusal::field(field, format!("{v:?} is not an IP address")));
+            return Err(Refusal::field(field, format!("{} is not an IP address", super::shown(v))));
         }
     }
     if spec.lbtype == LbType::Ingress && !spec.listeners.is_empty() {

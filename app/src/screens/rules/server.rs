@@ -12,7 +12,7 @@ use crate::domain::as3::names;
 use crate::domain::as3::placement::Placement;
 use crate::domain::crd::{Lbrule, LbruleSpec, Lbticket, Listener};
 use crate::domain::policy::{
-    Owner, Refusal, TicketUse, Usage, dns_label, object_name, reason, rule_creatable, rule_write,
+    Held, Owner, Refusal, TicketUse, Usage, dns_label, object_name, reason, rule_creatable, rule_write, within_quota,
 };
 use crate::error::AppError;
 use crate::screens::listeners::ListenerRow;
@@ -222,6 +222,14 @@ async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbru
     };
     let spec = form.spec(priority_of(g, form)?);
     g.check(&form.name, &spec, before.as_ref().map(|b| &b.spec))?;
+    if before.is_none()
+        && let (Some(project), Some(lb)) = (project_of(&g.ticket), g.world.loadbalancer_of(&g.ticket))
+    {
+        let lb_name = &g.ticket.spec.loadbalancer;
+        let held = Held::of(project, lb_name, &g.world.tickets, &g.world.rules);
+        let one_more = Held { rules: held.rules + 1, ..held };
+        within_quota(&g.world.limits(project, lb), &held, &one_more, lb_name).map_err(refused)?;
+    }
     let offered = address::services(g.world.cluster_of(&g.ticket), &g.ticket.spec.namespace).await?;
     let wanted = spec.services.iter().map(|s| ("services".to_string(), s.service.as_str(), s.port));
     address::real_ports(&offered, wanted)?;

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::{TicketRow, lbtype_label, list_tickets};
+use super::{TicketList, TicketRow, lbtype_label, list_tickets};
 use crate::components::controls::PhaseBadge;
 use crate::components::list::{ListHead, NoRows, ProjectFilter, project_key, table};
 use crate::components::loaded::Loaded;
@@ -20,7 +20,15 @@ pub fn Tickets() -> impl IntoView {
         <ListHead title="Address requests" create_href="/tickets/new" create_label="Request an address"
             search_label="Search address requests" placeholder="Search by name, load balancer or namespace" search />
         <ProjectFilter project />
-        <Loaded resource=rows show=move |rows| view! { {move || ticket_table(&rows, &search.get())} }.into_any() />
+        <Loaded resource=rows show=move |list: TicketList| {
+            let quota = (!list.quota.is_empty()).then(|| view! {
+                <dl class="quota-use" data-testid="quota" aria-label="Your project's quota">
+                    {list.quota.into_iter().map(|(what, used)| view! { <dt>{what}</dt><dd>{used}</dd> }).collect_view()}
+                </dl>
+            });
+            let rows = list.rows;
+            view! { {quota} {move || ticket_table(&rows, &search.get())} }.into_any()
+        } />
     }
 }
 

@@ -167,9 +167,18 @@ fn lbtype_label(lbtype: LbType) -> &'static str {
     }
 }
 
+/// The address requests the list shows, and what the project holds of its quota.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TicketList {
+    pub rows: Vec<TicketRow>,
+    /// A line per limit of the current project's quota: what, and how much of it is held (a
+    /// tenant's; none for an admin, who sets the quotas).
+    pub quota: Vec<(String, String)>,
+}
+
 /// The address requests of the current project (an admin: of `project`, or all when empty).
 #[server(prefix = "/api", endpoint = "ticket/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
-pub async fn list_tickets(project: String) -> Result<Vec<TicketRow>, AppError> {
+pub async fn list_tickets(project: String) -> Result<TicketList, AppError> {
     crate::ssr::reply(server::list(&project).await)
 }
 

@@ -8,19 +8,20 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketRow};
+use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketList, TicketRow};
 use crate::domain::access::{Target, Verb};
+use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::crd::{
     CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
     Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
-    TicketUse, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
-    ticket_enableable, validate_ticket,
+    Held, Limits, TicketUse, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
+    ticket_enableable, validate_ticket, within_quota,
 };
 use crate::error::AppError;
-use crate::ssr::address::{project_of, ticket as fetch};
+use crate::ssr::address::{self, project_of, ticket as fetch};
 use crate::ssr::guard::{Caller, Written, caller};
 use crate::ssr::{self, internal, kube_error, refused};
 
@@ -57,11 +58,49 @@ async fn usage(t: &Lbticket) -> Result<TicketUse, AppError> {
 
 /// The requests the user may see, newest first: their current project's (an admin's:
 /// `project`'s, or every project's when it is empty).
-pub async fn list(project: &str) -> Result<Vec<TicketRow>, AppError> {
+pub async fn list(project: &str) -> Result<TicketList, AppError> {
     let caller = caller().await?;
     let mut rows: Vec<TicketRow> = ssr::address::visible(&caller, project).await?.iter().map(row).collect();
     rows.sort_by(|a, b| b.created.cmp(&a.created).then(a.name.cmp(&b.name)));
-    Ok(rows)
+    Ok(TicketList { rows, quota: quota(&caller).await? })
+}
+
+/// What the caller's current project holds of its quota, a line per limit.
+async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
+    if caller.may(Verb::Read, Target::AllProjects, "").is_ok() {
+        return Ok(Vec::new());
+    }
+    let Some(project) = caller.user.project.clone() else { return Ok(Vec::new()) };
+    caller.may(Verb::Read, Target::Project(&project), "such project")?;
+    let world = address::World::load().await?;
+    let of = |used: u64, limit: Option<u64>| match limit {
+        Some(limit) => format!("{used} of {limit}"),
+        None => format!("{used} (no limit)"),
+    };
+    let mut lbs: Vec<&str> = world
+        .tickets
+        .iter()
+        .filter(|t| project_of(t) == Some(project.as_str()))
+        .map(|t| t.spec.loadbalancer.as_str())
+        .collect();
+    lbs.sort_unstable();
+    lbs.dedup();
+    let mut lines = Vec::new();
+    for lb in world.loadbalancers.iter().filter(|l| l.metadata.name.as_deref().is_some_and(|n| lbs.contains(&n))) {
+        let name = lb.name_any();
+        let held = Held::of(&project, &name, &world.tickets, &world.rules);
+        lines.push((
+            format!("Address requests on {name}"),
+            of(held.addresses, Some(world.limits(&project, lb).addresses)),
+        ));
+    }
+    let held = Held::of(&project, "", &world.tickets, &world.rules);
+    let limits = Limits::for_project(&world.quotas, &project, &Default::default(), MAX_BYTES as u64);
+    lines.push(("Listeners".into(), of(held.listeners, limits.listeners)));
+    lines.push(("Rules".into(), of(held.rules, limits.rules)));
+    lines.push(("F5 Ingresses".into(), of(held.ingresses, limits.ingresses)));
+    lines.push(("AS3 declaration per shared tenant".into(), format!("up to {} KiB", limits.declaration_bytes / 1024)));
+    Ok(lines)
 }
 
 /// One request the user may see, with its timeline.
@@ -242,6 +281,13 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     }
     let lb = loadbalancer(&form.loadbalancer).await?;
     lb_offered_to(&lb.spec, &form.cluster, &project).map_err(|_| no_loadbalancer())?;
+    // NB: counted and created under the load balancer's lock: requests made at once cannot
+    // together pass the project's quota.
+    let _tenant = ssr::state()?.saves.lock(&form.loadbalancer).await;
+    let world = address::World::load().await?;
+    let held = Held::of(&project, &form.loadbalancer, &world.tickets, &[]);
+    let one_more = Held { addresses: held.addresses + 1, ..held };
+    within_quota(&world.limits(&project, &lb), &held, &one_more, &form.loadbalancer).map_err(refused)?;
     for side in [Side::Ve, Side::Ltm] {
         // A new request holds no address yet, whatever its name.
         check(&lb, side, form.address(side), "").await?;

@@ -1,8 +1,8 @@
-//! The accounts, for platform admins: who can sign in, their role and projects, and ending a
-//! user's sessions (every browser they are signed in with leads to sign-in at its next request),
-//! for a lost laptop or a colleague who left before the directory caught up. The types both
-//! halves share and the server functions are here; their server-side bodies are in `server`,
-//! the page beside it.
+//! The accounts and projects, for platform admins: who can sign in, their role and projects,
+//! ending a user's sessions (every browser they are signed in with leads to sign-in at its next
+//! request), for a lost laptop or a colleague who left before the directory caught up; and each
+//! project's quota (its `Lbquota`). The types both halves share and the server functions are
+//! here; their server-side bodies are in `server`, the page beside it.
 
 mod list;
 #[cfg(feature = "ssr")]
@@ -33,9 +33,16 @@ pub struct UserRow {
     pub sessions_ended: String,
 }
 
-/// Every account.
+/// The accounts and the projects' quotas: what the page shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accounts {
+    pub users: Vec<UserRow>,
+    pub quotas: Vec<QuotaForm>,
+}
+
+/// Every account and every project's quota.
 #[server(prefix = "/api", endpoint = "users/list", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
-pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
+pub async fn list_users() -> Result<Accounts, AppError> {
     crate::ssr::reply(server::list().await)
 }
 
@@ -43,4 +50,25 @@ pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
 #[server(prefix = "/api", endpoint = "users/end-sessions", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
 pub async fn end_sessions(username: String) -> Result<(), AppError> {
     crate::ssr::reply(server::end_sessions(&username).await)
+}
+
+/// One project's quota as the page edits it: each limit as typed, empty for the default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaForm {
+    pub project: String,
+    /// Address requests per load balancer (default: half of its address pairs).
+    pub addresses: String,
+    pub listeners: String,
+    pub rules: String,
+    pub ingresses: String,
+    /// KiB of each shared AS3 tenant (default: half of what one holds).
+    pub declaration_kib: String,
+    /// The quota's version when loaded; none when the project has none yet.
+    pub version: Option<String>,
+}
+
+/// Writes a project's quota.
+#[server(prefix = "/api", endpoint = "quota/save", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
+pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
+    crate::ssr::reply(server::save_quota(form).await)
 }

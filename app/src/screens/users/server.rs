@@ -1,17 +1,26 @@
-//! The accounts' server side, on the guarded path: platform admins only, and ending sessions is
-//! audited like any other change.
+//! The accounts' and quotas' server side, on the guarded path: platform admins only; ending
+//! sessions and setting a quota are audited like any other change.
 
-use super::UserRow;
+use kube::Api;
+use kube::api::PostParams;
+
+use super::{Accounts, QuotaForm, UserRow};
 use crate::domain::access::{Target, Verb};
+use crate::domain::crd::{Lbquota, LbquotaSpec};
+use crate::domain::policy::{dns_label, limit};
 use crate::error::AppError;
 use crate::ssr::guard::{Written, caller_for};
-use crate::ssr::{internal, now_micros, rfc3339_of_micros, state};
+use crate::ssr::{STALE, internal, kube_error, mgmt, now_micros, refused, rfc3339_of_micros, state};
 
 /// Longest user name accepted.
 const LONGEST: usize = 253;
 
-pub async fn list() -> Result<Vec<UserRow>, AppError> {
+pub async fn list() -> Result<Accounts, AppError> {
     caller_for(Verb::Read, Target::Accounts, "accounts").await?;
+    Ok(Accounts { users: users().await?, quotas: quotas().await? })
+}
+
+async fn users() -> Result<Vec<UserRow>, AppError> {
     let accounts = state()?.db.accounts().await.map_err(|e| internal("could not read the accounts", e))?;
     Ok(accounts
         .into_iter()
@@ -39,6 +48,76 @@ pub async fn end_sessions(username: &str) -> Result<(), AppError> {
         .write(|| async {
             db.end_sessions(username, now_micros()).await.map_err(|e| internal("could not end the sessions", e))?;
             Ok(Written::change("end sessions", "User", username, None))
+        })
+        .await
+}
+
+async fn quotas() -> Result<Vec<QuotaForm>, AppError> {
+    let projects = state()?.db.projects().await.map_err(|e| internal("could not read the projects", e))?;
+    let stored = Api::<Lbquota>::all(mgmt()?).list(&Default::default()).await;
+    let stored = stored.map_err(|e| kube_error("project quotas", e))?.items;
+    Ok(projects
+        .into_iter()
+        .map(|project| {
+            let quota = stored.iter().find(|q| q.metadata.name.as_deref() == Some(project.as_str()));
+            form_of(project, quota)
+        })
+        .collect())
+}
+
+/// A project's quota as the form shows it: each limit, empty for the default.
+fn form_of(project: String, quota: Option<&Lbquota>) -> QuotaForm {
+    let text = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_default();
+    let spec = quota.map(|q| q.spec.clone()).unwrap_or_default();
+    QuotaForm {
+        project,
+        addresses: text(spec.addresses_per_loadbalancer),
+        listeners: text(spec.listeners),
+        rules: text(spec.rules),
+        ingresses: text(spec.ingresses),
+        declaration_kib: text(spec.declaration_bytes.map(|b| b / 1024)),
+        version: quota.and_then(|q| q.metadata.resource_version.clone()),
+    }
+}
+
+pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
+    let caller = caller_for(Verb::Write, Target::Accounts, "quotas").await?;
+    dns_label("project", &form.project).map_err(refused)?;
+    let projects = state()?.db.projects().await.map_err(|e| internal("could not read the projects", e))?;
+    if !projects.contains(&form.project) {
+        return Err(AppError::invalid("project", "There is no such project."));
+    }
+    let spec = LbquotaSpec {
+        addresses_per_loadbalancer: limit("addresses", &form.addresses).map_err(refused)?,
+        listeners: limit("listeners", &form.listeners).map_err(refused)?,
+        rules: limit("rules", &form.rules).map_err(refused)?,
+        ingresses: limit("ingresses", &form.ingresses).map_err(refused)?,
+        declaration_bytes: limit("declaration_kib", &form.declaration_kib).map_err(refused)?.map(|k| k * 1024),
+    };
+    let project = form.project.as_str();
+    caller
+        .write(|| async {
+            let api = Api::<Lbquota>::all(mgmt()?);
+            let current = api.get_opt(project).await.map_err(|e| kube_error("project quota", e))?;
+            if current.as_ref().and_then(|c| c.metadata.resource_version.clone()) != form.version {
+                return Err(AppError::Conflict(STALE.into()));
+            }
+            let written = Written::change("set quota", "Lbquota", project, Some(project)).after(&spec);
+            Ok(match current {
+                Some(mut quota) => {
+                    let before = std::mem::replace(&mut quota.spec, spec.clone());
+                    api.replace(project, &PostParams::default(), &quota)
+                        .await
+                        .map_err(|e| kube_error("project quota", e))?;
+                    written.before(&before)
+                }
+                None => {
+                    api.create(&PostParams::default(), &Lbquota::new(project, spec.clone()))
+                        .await
+                        .map_err(|e| kube_error("project quota", e))?;
+                    written
+                }
+            })
         })
         .await
 }

@@ -375,6 +375,17 @@ pub(crate) const TABLE: &[Case] = &[
     },
     Case { path: "/api/users/list", access: Access::Admin, args: || json!({}), fields: &[], form_encoded: false },
     Case {
+        path: "/api/quota/save",
+        access: Access::Admin,
+        args: || json!({"form": {"project": "project-b", "addresses": "1", "listeners": "", "rules": "", "ingresses": "", "declaration_kib": "", "version": null}}),
+        fields: &[
+            ("form", Ty::Struct, "form"),
+            ("form.project", Ty::Bounded, "project"),
+            ("form.rules", Ty::Bounded, "rules"),
+        ],
+        form_encoded: false,
+    },
+    Case {
         path: "/api/users/end-sessions",
         access: Access::Admin,
         args: || json!({"username": "bob"}),
