@@ -149,27 +149,12 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         let (namespaces, services) = last.map(|l| (l.namespaces, l.services)).unwrap_or_default();
         let mut now = Placed { digest, namespaces, services, ..Default::default() };
         now.namespaces.entry(place.namespace.clone()).or_default().extend(owner.nsselector.clone());
-        // NB: a tenant that cannot be written holds back every ticket of it: each says so, so
-        // that none is reported written while the member cluster keeps the last good one. The
-        // ticket at fault is told why; the others, which may be other projects', only that
-        // another request of the tenant holds it back.
-        let hold = |faults: &mut Faults, fault: as3::Fault| {
-            let others = match &fault.origin {
-                Some(origin) => {
-                    faults.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
-                    HELD_BY_ANOTHER.to_string()
-                }
-                None => format!("held back: {fault}"),
-            };
-            for ticket in &t {
-                faults.entry(ticket.name.to_string()).or_insert_with(|| others.clone());
-            }
-        };
+        let names: Vec<&str> = t.iter().map(|ticket| ticket.name).collect();
         let rendered = match as3::render(cluster, &tenant, &t, &r) {
             Ok(rendered) => rendered,
             Err(fault) => {
                 now.blocked = true;
-                hold(&mut now.faults, fault);
+                now.faults.extend(held_back(&[fault], &names));
                 placed.insert(tenant, now);
                 continue;
             }
@@ -180,9 +165,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             // NB: what is deployed was validated before it was written.
         } else if let Err(found) = validate(&rendered).and_then(|()| validate_posted(&rendered)) {
             now.blocked = true;
-            for fault in found {
-                hold(&mut now.faults, fault);
-            }
+            now.faults.extend(held_back(&found, &names));
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
             placed.insert(tenant, now);
             continue;
@@ -202,7 +185,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
                     message
                 }
             };
-            hold(&mut now.faults, as3::Fault { origin: None, message });
+            now.faults.extend(held_back(&[as3::Fault { origin: None, message }], &names));
             placed.insert(tenant, now);
             continue;
         }
@@ -240,6 +223,27 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         Some(e) => Err(e),
         None => Ok(faults),
     }
+}
+
+/// What each of the `tickets` of a tenant that cannot be written says, so that none is reported
+/// written while the member cluster keeps the last good declaration: a ticket at fault why
+/// (its own faults), every other that it is held back, by a fault of no one ticket (said), or
+/// by another request (not named: it may be another project's).
+fn held_back(faults: &[as3::Fault], tickets: &[&str]) -> Faults {
+    let mut said = Faults::new();
+    for fault in faults {
+        if let Some(origin) = &fault.origin {
+            said.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
+        }
+    }
+    let others = match faults.iter().find(|f| f.origin.is_none()) {
+        Some(fault) => format!("held back: {fault}"),
+        None => HELD_BY_ANOTHER.to_string(),
+    };
+    for ticket in tickets {
+        said.entry(ticket.to_string()).or_insert_with(|| others.clone());
+    }
+    said
 }
 
 /// Why the member cluster refused a ConfigMap for good (too large, invalid, forbidden, its
@@ -353,6 +357,44 @@ pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_ticket_of_a_tenant_held_back_says_so_and_only_its_own_fault_names_it() {
+        let own = |ticket: &str| as3::Fault {
+            origin: Some(as3::Origin { ticket: ticket.into(), listener: "web".into(), rule: None }),
+            message: format!("{ticket}'s listener clashes"),
+        };
+        let tenant = as3::Fault { origin: None, message: "the declaration would take 1,025 KiB".into() };
+        let tickets = ["alice-1", "bob-1"];
+        let cases = [
+            (
+                "a fault of alice's ticket",
+                vec![own("alice-1")],
+                "ticket alice-1, listener web: alice-1's listener clashes",
+                HELD_BY_ANOTHER.to_string(),
+            ),
+            (
+                "a fault of the tenant",
+                vec![tenant.clone()],
+                "held back: the declaration would take 1,025 KiB",
+                "held back: the declaration would take 1,025 KiB".to_string(),
+            ),
+            // NB: her own fault is said to alice whatever order the validator found them in.
+            (
+                "both, the tenant's first",
+                vec![tenant.clone(), own("alice-1")],
+                "ticket alice-1, listener web: alice-1's listener clashes",
+                "held back: the declaration would take 1,025 KiB".to_string(),
+            ),
+        ];
+        for (what, faults, alice, bob) in cases {
+            let said = held_back(&faults, &tickets);
+            assert_eq!(said.len(), 2, "{what}: every ticket of the tenant");
+            assert_eq!(said["alice-1"], alice, "{what}");
+            assert_eq!(said["bob-1"], bob, "{what}");
+            assert!(!said["bob-1"].contains("alice"), "{what}: bob is told nothing of alice's request");
+        }
+    }
 
     #[test]
     fn only_changes_of_placement_wake_the_syncers() {
