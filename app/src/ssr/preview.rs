@@ -106,7 +106,9 @@ fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Re
         .map(|t| t.spec.namespace.as_str())
         .collect();
     let tenant_name = Placement::of(&lb.spec).tenant;
-    let share = |r: &Rendered| share_bytes(&r.adc, &tenant_name, &namespaces) as u64;
+    let share = |r: &Rendered| {
+        serde_json::from_str::<Value>(&r.adc).map_or(0, |adc| share_bytes(&adc, &tenant_name, &namespaces) as u64)
+    };
     let now = Held { declaration_bytes: share(after), ..Held::default() };
     if now.declaration_bytes <= limits.declaration_bytes {
         return Ok(());

@@ -320,6 +320,16 @@ async fn one_project_cannot_fill_a_shared_tenant_for_everyone() {
     assert!(why.contains("quota is 450 KiB of the AS3 declaration on load balancer demo"), "{why}");
     // A rule within her share is taken; bob's change is neither refused nor held back.
     ok::<String>(alice.json("rule/save", json!({"form": heavy("a1", "web", "fits", 16, 8, "web-v1")})).await).await;
+    // alice sees her share of the tenant as deployed: about 262 KB of her 450 KiB.
+    until("alice's share of the tenant shown", 20, || async {
+        let list =
+            ok::<app::screens::tickets::TicketList>(alice.json("ticket/list", json!({"project": ""})).await).await;
+        list.quota.iter().any(|(what, used)| {
+            let kib = used.split(' ').next().and_then(|n| n.parse::<u64>().ok());
+            what == "AS3 declaration on demo" && used.ends_with("KiB of 450 KiB") && kib.is_some_and(|k| k > 200)
+        })
+    })
+    .await;
     let form = ListenerForm {
         ticket: "b1".into(),
         name: "web".into(),

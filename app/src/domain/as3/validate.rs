@@ -195,9 +195,8 @@ fn escaped_len(s: &str) -> usize {
 
 /// The bytes, as sent ([`sent_bytes`]), the applications of `namespaces` take of `tenant` in an
 /// ADC declaration: a project's share of a tenant it shares with others.
-pub fn share_bytes(adc: &str, tenant: &str, namespaces: &BTreeSet<&str>) -> usize {
-    let Ok(doc) = serde_json::from_str::<Value>(adc) else { return 0 };
-    let Some(apps) = doc.get(tenant).and_then(Value::as_object) else { return 0 };
+pub fn share_bytes(adc: &Value, tenant: &str, namespaces: &BTreeSet<&str>) -> usize {
+    let Some(apps) = adc.get(tenant).and_then(Value::as_object) else { return 0 };
     let theirs: BTreeSet<String> =
         namespaces.iter().flat_map(|ns| Protocol::ALL.into_iter().map(|p| super::names::application(ns, p))).collect();
     apps.iter()

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketList, TicketRow};
 use crate::domain::access::{Target, Verb};
-use crate::domain::as3::validate::MAX_BYTES;
+use crate::domain::as3::placement::Placement;
+use crate::domain::as3::validate::{MAX_BYTES, share_bytes};
 use crate::domain::crd::{
     CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
     Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
@@ -89,17 +90,26 @@ async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
     for lb in world.loadbalancers.iter().filter(|l| l.metadata.name.as_deref().is_some_and(|n| lbs.contains(&n))) {
         let name = lb.name_any();
         let held = Held::of(&project, &name, &world.tickets, &world.rules);
-        lines.push((
-            format!("Address requests on {name}"),
-            of(held.addresses, Some(world.limits(&project, lb).addresses)),
-        ));
+        let limits = world.limits(&project, lb);
+        lines.push((format!("Address requests on {name}"), of(held.addresses, Some(limits.addresses))));
+        // NB: the share of the tenant as the member cluster holds it now (what is deployed).
+        let namespaces = world
+            .tickets
+            .iter()
+            .filter(|t| project_of(t) == Some(project.as_str()) && t.spec.loadbalancer == name)
+            .map(|t| t.spec.namespace.as_str())
+            .collect();
+        let place = Placement::of(&lb.spec);
+        let Ok(deployed) = ssr::preview::deployed(lb, &place).await else { continue };
+        let used = deployed.map_or(0, |adc| share_bytes(&adc, &place.tenant, &namespaces) as u64);
+        let kib = format!("{} KiB of {} KiB", used.div_ceil(1024), limits.declaration_bytes / 1024);
+        lines.push((format!("AS3 declaration on {name}"), kib));
     }
     let held = Held::of(&project, "", &world.tickets, &world.rules);
     let limits = Limits::for_project(&world.quotas, &project, &Default::default(), MAX_BYTES as u64);
     lines.push(("Listeners".into(), of(held.listeners, limits.listeners)));
     lines.push(("Rules".into(), of(held.rules, limits.rules)));
     lines.push(("F5 Ingresses".into(), of(held.ingresses, limits.ingresses)));
-    lines.push(("AS3 declaration per shared tenant".into(), format!("up to {} KiB", limits.declaration_bytes / 1024)));
     Ok(lines)
 }
 
