@@ -2,18 +2,17 @@
 //! (and rules) by the reconciler's own functions, and diffed against the declaration the member
 //! cluster's ConfigMap holds now. Nothing is written.
 
+use std::collections::BTreeSet;
+
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use super::address::World;
+use super::address::{World, project_of};
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use std::collections::BTreeSet;
-
-use super::address::project_of;
 use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
