@@ -15,10 +15,7 @@ use crate::domain::as3;
 use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::cis_ingress;
 use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, LbticketSpec, Loadbalancer, Phase};
-use crate::domain::policy::{
-    Held, Limits, Owner, TicketUse, Usage, dns_label, object_name, shown, ticket_cluster, ticket_update,
-    validate_ticket, within_quota,
-};
+use crate::domain::policy::{Limits, Owner, Usage, View, check_change, dns_label, object_name, shown, ticket_cluster};
 use crate::error::AppError;
 
 /// What a missing request, or another project's, is called in the answer.
@@ -169,6 +166,11 @@ impl World {
         })
     }
 
+    /// The view the change checks read.
+    pub fn view(&self) -> View<'_> {
+        View { tickets: &self.tickets, loadbalancers: &self.loadbalancers, rules: &self.rules, quotas: &self.quotas }
+    }
+
     /// What `project` may hold on `lb` and its tenant.
     pub fn limits(&self, project: &str, lb: &Loadbalancer) -> Limits {
         Limits::for_project(&self.quotas, project, &lb.spec, MAX_BYTES as u64)
@@ -308,8 +310,8 @@ fn new_backends<'a>(old: &LbticketSpec, new: &'a LbticketSpec) -> Vec<(String, &
 
 /// Changes request `name`'s spec with `edit`, as the caller: the request must be theirs and
 /// unchanged since `loaded` (its generation when the form was loaded, if given); the new spec
-/// passes the field checks, the grey-out rules (`ticket_update`), the Services rule and `vet`
-/// (which sees the new request among the others); then it is written over the version read.
+/// passes the one check admission also makes (`check_change`), the member cluster's Services
+/// have the ports it names, and `vet` agrees; then it is written over the version read.
 /// Returns the request before and after.
 pub async fn change(
     caller: &Caller,
@@ -327,21 +329,8 @@ pub async fn change(
     let _tenant = super::state()?.saves.lock(&before.spec.loadbalancer).await;
     let mut after = before.clone();
     edit(&mut after.spec)?;
-    validate_ticket(name, &after.spec).map_err(refused)?;
     let world = World::load().await?;
-    let phase = before.status.as_ref().map(|s| s.phase).unwrap_or_default();
-    let rules: Vec<Lbrule> = world.rules_on(&before).cloned().collect();
-    ticket_update(&before.spec, &after.spec, phase, &TicketUse::of(&after, &rules)).map_err(refused)?;
-    Usage::around(&after, &world.tickets, &world.loadbalancers, &world.rules)
-        .admit(name, &after.spec)
-        .map_err(refused)?;
-    if let (Some(project), Some(lb)) = (project_of(&after), world.loadbalancer_of(&after)) {
-        let others = || world.tickets.iter().filter(|t| t.metadata.name.as_deref() != Some(name));
-        let held_before = Held::of(project, &after.spec.loadbalancer, others().chain([&before]), &world.rules);
-        let held_after = Held::of(project, &after.spec.loadbalancer, others().chain([&after]), &world.rules);
-        within_quota(&world.limits(project, lb), &held_before, &held_after, &after.spec.loadbalancer)
-            .map_err(refused)?;
-    }
+    check_change(name, Some(&before), &after, &world.view()).map_err(refused)?;
     let added = new_backends(&before.spec, &after.spec);
     if !added.is_empty() {
         real_ports(&services(world.cluster_of(&after), &after.spec.namespace).await?, added)?;

@@ -114,21 +114,23 @@ pub fn mgmt() -> Result<kube::Client, AppError> {
     Ok(state()?.clusters.mgmt().clone())
 }
 
-/// A Kubernetes error as the user should see it: conflicts and refusals pass through with their
-/// message (admission speaks to users), the rest is logged.
+/// A Kubernetes error as the user should see it: conflicts pass through; a refusal (admission's,
+/// or the API's own check) is read from its Status's cause, placed beside its field (a path in
+/// the spec: `spec.veip` is the form's `veip`) when it names one; the rest is logged.
 pub fn kube_error(context: &str, e: kube::Error) -> AppError {
     match e {
         kube::Error::Api(s) if s.code == 409 => AppError::Conflict(LOST_RACE.into()),
         kube::Error::Api(s) if s.code == 404 => AppError::NotFound(format!("{context}: not found")),
         kube::Error::Api(s) if matches!(s.code, 400 | 403 | 422) => {
-            let message = s
-                .message
-                .split(": ")
-                .skip_while(|p| !p.contains("denied the request"))
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join(": ");
-            AppError::Refused(if message.is_empty() { s.message } else { message })
+            let cause = s.details.as_ref().and_then(|d| d.causes.first());
+            match cause {
+                Some(c) if !c.field.is_empty() => {
+                    let field = c.field.strip_prefix("spec.").unwrap_or(&c.field);
+                    AppError::Invalid { field: field.to_string(), message: c.message.clone() }
+                }
+                Some(c) if !c.message.is_empty() => AppError::Refused(c.message.clone()),
+                _ => AppError::Refused(s.message),
+            }
         }
         other => internal(context, other),
     }
@@ -229,5 +231,31 @@ mod tests {
             .await;
             assert_eq!((written, tries.get()), (Err(error), 1));
         }
+    }
+
+    /// A denial as the API sends it: the message kubectl shows, and its cause.
+    fn denied(code: u16, field: &str, reason: &str) -> kube::Error {
+        let body = serde_json::json!({
+            "status": "Failure", "code": code, "reason": "Forbidden",
+            "message": format!("admission webhook \"validate.lbdesk.ebcpaas.io\" denied the request: {field}: {reason}"),
+            "details": {"causes": [{"reason": "FieldValueForbidden", "message": reason, "field": field}]},
+        });
+        kube::Error::Api(serde_json::from_value(body).expect("a Status"))
+    }
+
+    #[test]
+    fn a_refusal_is_read_from_its_cause_not_its_message() {
+        let placed = kube_error("request", denied(403, "spec.listeners[1].port", "Port 80: taken: by l0."));
+        assert_eq!(
+            placed,
+            AppError::Invalid { field: "listeners[1].port".into(), message: "Port 80: taken: by l0.".into() }
+        );
+        let whole = kube_error("request", denied(403, "", "Disable it first."));
+        assert_eq!(whole, AppError::Refused("Disable it first.".into()));
+        // Without a cause (another API's refusal), the message is said as it came.
+        let bare: kube::Error = kube::Error::Api(
+            serde_json::from_value(serde_json::json!({"code": 400, "message": "bad: thing"})).expect("a Status"),
+        );
+        assert_eq!(kube_error("request", bare), AppError::Refused("bad: thing".into()));
     }
 }

@@ -32,7 +32,7 @@ impl Admission {
         }
         let unavailable = |e: sqlx::Error| {
             tracing::error!(error = %e, "admission could not read the accounts");
-            Denial { code: 500, message: "admission could not read the accounts".into() }
+            Denial::failed("admission could not read the accounts")
         };
         let Some(account) = self.db.account(user).await.map_err(unavailable)? else {
             return Ok(Principal::Admin { name: user.to_string() });
@@ -58,7 +58,7 @@ impl Admission {
                 };
                 let ticket = kube::Api::<Lbticket>::all(client.clone()).get_opt(ticket).await.map_err(|e| {
                     tracing::error!(error = %e, "admission could not read a rule's ticket");
-                    Denial { code: 500, message: "admission could not read the management cluster".into() }
+                    Denial::failed("admission could not read the management cluster")
                 })?;
                 Ok(ticket.and_then(|t| t.labels().get(LABEL_PROJECT).cloned()))
             }
@@ -87,9 +87,9 @@ impl Admission {
             };
             match authorize(principal, Verb::Write, target) {
                 Verdict::Allow => {}
-                Verdict::Forbidden(reason) => return Err(Denial { code: 403, message: reason.into() }),
+                Verdict::Forbidden(reason) => return Err(Denial::forbidden(reason)),
                 Verdict::NotFound | Verdict::Unauthenticated => {
-                    return Err(Denial { code: 403, message: NOT_YOURS.into() });
+                    return Err(Denial::forbidden(NOT_YOURS));
                 }
             }
             project = project.or(p);

@@ -34,16 +34,29 @@ pub use access::NOT_YOURS;
 pub const STATUS_IS_LBDESKS: &str =
     "The status is lbdesk's record of what it observed; only lbdesk writes it. Change the object instead.";
 
-/// Why a request is denied: the code (400 invalid, 403 refused, 500 failed) and the message.
+/// Why a request is denied: the code (400 invalid, 403 refused, 500 failed), the field at
+/// fault when there is one (a path in the object: `spec.veip`), and the reason. The field
+/// travels as the `Status`'s cause, for a caller to place the reason beside it; kubectl shows
+/// both in the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
     pub code: u16,
-    pub message: String,
+    pub field: Option<String>,
+    pub reason: String,
 }
 
 impl Denial {
-    fn invalid(message: impl Into<String>) -> Denial {
-        Denial { code: 400, message: message.into() }
+    fn invalid(reason: impl Into<String>) -> Denial {
+        Denial { code: 400, field: None, reason: reason.into() }
+    }
+
+    fn forbidden(reason: impl Into<String>) -> Denial {
+        Denial { code: 403, field: None, reason: reason.into() }
+    }
+
+    /// Admission itself could not decide (the management cluster or the accounts unreadable).
+    fn failed(reason: impl Into<String>) -> Denial {
+        Denial { code: 500, field: None, reason: reason.into() }
     }
 
     /// A field check that failed: the object is invalid whatever else exists.
@@ -56,12 +69,43 @@ impl Denial {
         Denial::from_refusal(403, r)
     }
 
+    /// A domain refusal, its field (a path in the spec) made a path in the object.
     fn from_refusal(code: u16, r: Refusal) -> Denial {
-        let message = match r.field {
-            Some(f) => format!("{f}: {}", r.reason),
-            None => r.reason,
+        let field = r.field.map(|f| if f.starts_with("metadata.") { f } else { format!("spec.{f}") });
+        Denial { code, field, reason: r.reason }
+    }
+
+    /// What kubectl shows: the field, then the reason.
+    pub fn message(&self) -> String {
+        match &self.field {
+            Some(f) => format!("{f}: {}", self.reason),
+            None => self.reason.clone(),
+        }
+    }
+
+    /// The Status an AdmissionResponse carries: the message, and the one cause (the field, and
+    /// the reason alone) that callers read instead of the message.
+    fn status(&self, kind: &str, name: &str) -> kube::core::Status {
+        use kube::core::response::{StatusCause, StatusDetails};
+        let (reason, cause) = match self.code {
+            403 => ("Forbidden", "FieldValueForbidden"),
+            500 => ("InternalError", "InternalError"),
+            _ => ("BadRequest", "FieldValueInvalid"),
         };
-        Denial { code, message }
+        let cause = StatusCause {
+            reason: cause.into(),
+            message: self.reason.clone(),
+            field: self.field.clone().unwrap_or_default(),
+        };
+        let details = StatusDetails {
+            name: name.into(),
+            group: String::new(),
+            kind: kind.into(),
+            uid: String::new(),
+            causes: vec![cause],
+            retry_after_seconds: 0,
+        };
+        kube::core::Status::failure(&self.message(), reason).with_code(self.code).with_details(details)
     }
 }
 
@@ -125,7 +169,8 @@ impl Review {
 fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, Denial> {
     serde_path_to_error::deserialize(object).map_err(|e| {
         let path = e.path().to_string();
-        Denial::invalid(if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) })
+        let field = (path != ".").then_some(path);
+        Denial { field, ..Denial::invalid(e.inner().to_string()) }
     })
 }
 
@@ -153,7 +198,7 @@ impl Admission {
     /// informer; two writes racing were never ordered by a list either.
     async fn tickets(&self, keep: impl Fn(&Lbticket) -> bool) -> Result<Vec<Lbticket>, Denial> {
         let Some((store, _)) = self.tickets.get() else { return Ok(Vec::new()) };
-        let unavailable = || Denial { code: 500, message: "admission could not read the management cluster".into() };
+        let unavailable = || Denial::failed("admission could not read the management cluster");
         match tokio::time::timeout(Duration::from_secs(10), store.wait_until_ready()).await {
             Ok(Ok(())) => {}
             _ => return Err(unavailable()),
@@ -191,14 +236,10 @@ impl Admission {
         let response = match self.decide(&request, caller).await {
             Ok(()) => response,
             Err(denial) => {
-                tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %denial.message, "admission denied");
-                let mut denied = response.deny(&denial.message);
-                denied.result.code = denial.code;
-                denied.result.reason = match denial.code {
-                    403 => "Forbidden".into(),
-                    500 => "InternalError".into(),
-                    _ => "BadRequest".into(),
-                };
+                let message = denial.message();
+                tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %message, "admission denied");
+                let mut denied = response.deny(message);
+                denied.result = denial.status(&request.kind.kind, &request.name);
                 denied
             }
         };
@@ -227,7 +268,7 @@ impl Admission {
         // ticket holds, its phase): written by anyone else, it could take another request's
         // address or tell an owner a made-up story.
         if req.sub_resource.as_deref() == Some("status") {
-            return if others { Err(Denial { code: 403, message: STATUS_IS_LBDESKS.into() }) } else { Ok(()) };
+            return if others { Err(Denial::forbidden(STATUS_IS_LBDESKS)) } else { Ok(()) };
         }
         match kind {
             "Loadbalancer" => loadbalancer::check(self, &review).await,
@@ -235,10 +276,9 @@ impl Admission {
             "Lbrule" => lbrule::check(self, &review).await,
             // NB: an address object follows its ticket; written by hand, one could free an
             // address still in use or hold one no ticket has.
-            "Lbaddress" if others => Err(Denial {
-                code: 403,
-                message: "Address objects are lbdesk's own record of what its tickets hold; change the address request instead.".into(),
-            }),
+            "Lbaddress" if others => Err(Denial::forbidden(
+                "Address objects are lbdesk's own record of what its tickets hold; change the address request instead.",
+            )),
             "Lbaddress" => Ok(()),
             "Lbquota" => quota::check(&review).await,
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),

@@ -69,6 +69,13 @@ pub async fn admit(
         Some(r) if r.allowed => Ok(()),
         Some(r) => Err(ApiError::Denied {
             code: if r.result.code == 0 { 400 } else { r.result.code },
+            causes: r
+                .result
+                .details
+                .iter()
+                .flat_map(|d| &d.causes)
+                .map(|c| (c.field.clone(), c.message.clone()))
+                .collect(),
             message: r.result.message,
         }),
         None => Err(ApiError::Internal("admission gave no answer".into())),

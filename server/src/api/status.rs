@@ -30,9 +30,10 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("the server does not allow this method on the requested resource")]
     MethodNotAllowed,
-    /// An admission webhook refused the request; `code` is the webhook's (400 or 403).
+    /// An admission webhook refused the request; `code` is the webhook's (400 or 403), the
+    /// causes (field, reason) its Status carried, passed on as a real API server does.
     #[error("admission webhook \"validate.lbdesk.ebcpaas.io\" denied the request: {message}")]
-    Denied { code: u16, message: String },
+    Denied { code: u16, message: String, causes: Vec<(String, String)> },
     #[error("{0}")]
     Internal(String),
 }
@@ -90,11 +91,11 @@ impl ApiError {
                 body["details"] = json!({"name": name, "kind": kind});
             }
             ApiError::Invalid { kind, name, causes } => {
-                let causes: Vec<Value> = causes
-                    .iter()
-                    .map(|(f, m)| json!({"reason": "FieldValueInvalid", "message": m, "field": f}))
-                    .collect();
-                body["details"] = json!({"name": name, "kind": kind, "causes": causes});
+                body["details"] = json!({"name": name, "kind": kind, "causes": causes_of("FieldValueInvalid", causes)});
+            }
+            ApiError::Denied { code, causes, .. } if !causes.is_empty() => {
+                let reason = if *code == 403 { "FieldValueForbidden" } else { "FieldValueInvalid" };
+                body["details"] = json!({"causes": causes_of(reason, causes)});
             }
             _ => {}
         }
@@ -106,6 +107,11 @@ impl ApiError {
         tracing::error!(error = %e, "{context}");
         ApiError::Internal(format!("{context}: {e}"))
     }
+}
+
+/// `metav1.StatusCause`s, one per (field, message).
+fn causes_of(reason: &str, causes: &[(String, String)]) -> Vec<Value> {
+    causes.iter().map(|(f, m)| json!({"reason": reason, "message": m, "field": f})).collect()
 }
 
 impl From<sqlx::Error> for ApiError {

@@ -241,19 +241,25 @@ async fn kubectl_writes_of_listeners_meet_the_same_rules() {
         }
     };
     let listener = |port: u16, service: &str, weight: u32| json!([{"name": "web", "port": port, "protocol": "http", "services": [{"service": service, "port": 8080, "weight": weight}]}]);
-    for (what, listeners, code, says) in [
+    // NB: the field travels as the Status's cause, the field and reason apart, as the save
+    // path reads it; kubectl's message shows both.
+    for (what, listeners, code, field, says) in [
         (
             "a Service another request's listener uses",
             listener(80, "web-v1", 100),
             403,
+            "spec.listeners[0].services[0].service",
             "already used by listener web of shop",
         ),
-        ("weights adding up to 50", listener(80, "web-v2", 50), 400, "add up to 50"),
+        ("weights adding up to 50", listener(80, "web-v2", 50), 400, "spec.listeners[0].services", "add up to 50"),
     ] {
         match put(listeners).await {
             Err(kube::Error::Api(e)) => {
                 assert_eq!(e.code, code, "{what}: {e:?}");
-                assert!(e.message.contains(says), "{what}: {}", e.message);
+                assert!(e.message.contains(&format!("{field}: ")) && e.message.contains(says), "{what}: {}", e.message);
+                let cause = e.details.as_ref().and_then(|d| d.causes.first()).expect("a cause");
+                assert_eq!(cause.field, field, "{what}: {e:?}");
+                assert!(cause.message.contains(says) && !cause.message.contains("spec."), "{what}: {e:?}");
             }
             other => panic!("{what}: admitted: {other:?}"),
         }

@@ -5,6 +5,9 @@
 //! with that reason, the server function refuses with it, and admission denies with it: three
 //! callers, one implementation.
 
+// NB: the server's (save path and admission); the browser only shows its verdicts.
+#[cfg(feature = "ssr")]
+mod change;
 mod ingress;
 mod listener;
 mod loadbalancer;
@@ -16,6 +19,8 @@ mod services;
 mod ticket;
 mod ticket_use;
 
+#[cfg(feature = "ssr")]
+pub use change::*;
 pub use ingress::*;
 pub use listener::*;
 pub use loadbalancer::*;

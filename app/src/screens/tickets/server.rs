@@ -18,8 +18,8 @@ use crate::domain::crd::{
 };
 use crate::domain::ipam::{PairAllocator, Side};
 use crate::domain::policy::{
-    Held, Limits, TicketUse, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable, ticket_editable,
-    ticket_enableable, validate_ticket, within_quota,
+    Held, Limits, TicketUse, check_change, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable,
+    ticket_editable, ticket_enableable,
 };
 use crate::error::AppError;
 use crate::ssr::address::{self, project_of, ticket as fetch};
@@ -294,10 +294,6 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     // NB: counted and created under the load balancer's lock: requests made at once cannot
     // together pass the project's quota.
     let _tenant = ssr::state()?.saves.lock(&form.loadbalancer).await;
-    let world = address::World::load().await?;
-    let held = Held::of(&project, &form.loadbalancer, &world.tickets, &[]);
-    let one_more = Held { addresses: held.addresses + 1, ..held };
-    within_quota(&world.limits(&project, &lb), &held, &one_more, &form.loadbalancer).map_err(refused)?;
     for side in [Side::Ve, Side::Ltm] {
         // A new request holds no address yet, whatever its name.
         check(&lb, side, form.address(side), "").await?;
@@ -312,7 +308,6 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
         lbtype: form.lbtype,
         ..Default::default()
     };
-    validate_ticket(&name, &spec).map_err(refused)?;
     let mut ticket = Lbticket::new(&name, spec);
     ticket.metadata.labels = Some(BTreeMap::from([
         (LABEL_PROJECT.into(), project.clone()),
@@ -320,6 +315,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
         (LABEL_NAMESPACE.into(), form.namespace.clone()),
     ]));
     ticket.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.clone())]));
+    check_change(&name, None, &ticket, &address::World::load().await?.view()).map_err(refused)?;
     match api.create(&PostParams::default(), &ticket).await {
         // NB: names are cluster-wide; the answer is the same whoever holds the name.
         Err(kube::Error::Api(s)) if s.code == 409 => {

@@ -86,13 +86,23 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
             .is_some_and(|m| m.contains("Only a request that is Created or Failed can be edited")),
         "{answer}"
     );
+    // The reason travels apart from the message too, as the Status's cause (a real API server
+    // passes it on), for callers to read without parsing the message.
+    let cause = &response["status"]["details"]["causes"][0];
+    assert!(
+        cause["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Only a request that is Created or Failed can be edited")),
+        "{answer}"
+    );
     // What the embedded API answers in-process is the same refusal.
     let mut ticket = w.tickets.get("hooked").await.expect("ticket");
     ticket.spec.veip = Some("20.1.0.99".into());
     let refused = w.tickets.replace("hooked", &PostParams::default(), &ticket).await.expect_err("refused");
     assert!(
         matches!(&refused, kube::Error::Api(e) if e.code == 403
-            && response["status"]["message"].as_str().is_some_and(|m| e.message.ends_with(&format!("denied the request: {m}")))),
+            && response["status"]["message"].as_str().is_some_and(|m| e.message.ends_with(&format!("denied the request: {m}")))
+            && e.details.as_ref().is_some_and(|d| d.causes.first().is_some_and(|c| cause["message"] == c.message.as_str()))),
         "{refused:?} vs {answer}"
     );
 
