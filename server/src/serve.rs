@@ -118,7 +118,9 @@ impl Server {
             Mode::Embedded => (app::domain::access::Principal::System.name().to_string(), Via::Api),
             Mode::Cluster => (args.own_user.clone(), Via::Admission),
         };
-        let admission = Arc::new(Admission::new(db.clone(), own_user, via));
+        // NB: saves and admission read the management cluster from the same watch caches.
+        let caches = Arc::new(app::ssr::caches::Caches::default());
+        let admission = Arc::new(Admission::new(db.clone(), own_user, via, caches.clone()));
         let (api, kubeconfig, clusters) = match args.mode {
             Mode::Embedded => {
                 let embedded =
@@ -142,6 +144,7 @@ impl Server {
             }
             Mode::Cluster => (None, None, Clusters::managing(&args.mgmt_cluster, mgmt_client(&args).await?)),
         };
+        caches.connect(clusters.mgmt());
         admission.connect(clusters.mgmt().clone());
         let webhook = crate::webhook::Webhook::bind(&args.webhook, admission.clone())?;
         let webhook_addr = webhook.as_ref().map(|w| w.addr()).transpose()?;
@@ -190,6 +193,7 @@ impl Server {
             db: db.clone(),
             clusters: clusters.clone(),
             ingress_class: args.ingress_class.clone(),
+            caches,
             saves: Default::default(),
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web

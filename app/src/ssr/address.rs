@@ -28,13 +28,16 @@ pub fn target(t: &Lbticket) -> Target<'_> {
 
 pub use crate::domain::crd::project_of;
 
-/// The request, if the caller may `verb` it (else "not found": its existence is not told).
+/// The request, if the caller may `verb` it (else "not found": its existence is not told), as
+/// the watch cache holds it. NB: a write over a version the cache has not caught up with yet
+/// loses the race on `resourceVersion` and is tried again ([`super::retrying`]).
 pub async fn ticket(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket, AppError> {
     object_name("name", name).map_err(refused)?;
-    let api: Api<Lbticket> = Api::all(super::mgmt()?);
-    let t = api.get_opt(name).await.map_err(|e| kube_error("address request", e))?.ok_or_else(|| not_found(WHAT))?;
+    let cached = super::state()?.caches.get::<Lbticket>(name).await;
+    let t = cached.map_err(|e| super::internal("could not read the management cluster", e))?;
+    let t = t.ok_or_else(|| not_found(WHAT))?;
     caller.may(verb, target(&t), WHAT)?;
-    Ok(t)
+    Ok((*t).clone())
 }
 
 /// The requests the caller may see: their current project's (an admin's: `project`'s, or
@@ -135,19 +138,8 @@ pub fn member(cluster: &str) -> Result<kube::Client, AppError> {
     })
 }
 
-/// Every object of a kind in the management cluster.
-async fn all<K>(what: &str) -> Result<Vec<K>, AppError>
-where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-{
-    let api: Api<K> = Api::all(super::mgmt()?);
-    Ok(api.list(&ListParams::default()).await.map_err(|e| kube_error(what, e))?.items)
-}
-
-/// The management cluster's load balancers, requests and rules, read once per change.
+/// The management cluster's load balancers, requests, rules and quotas, read once per change
+/// from the watch caches.
 pub struct World {
     pub loadbalancers: Vec<Loadbalancer>,
     pub tickets: Vec<Lbticket>,
@@ -158,11 +150,13 @@ pub struct World {
 impl World {
     /// Reads them.
     pub async fn load() -> Result<World, AppError> {
+        let caches = super::state()?.caches;
+        let unavailable = |e| super::internal("could not read the management cluster", e);
         Ok(World {
-            loadbalancers: all("load balancers").await?,
-            tickets: all("address requests").await?,
-            rules: all("rules").await?,
-            quotas: all("project quotas").await?,
+            loadbalancers: caches.list(|_| true).await.map_err(unavailable)?,
+            tickets: caches.list(|_| true).await.map_err(unavailable)?,
+            rules: caches.list(|_| true).await.map_err(unavailable)?,
+            quotas: caches.list(|_| true).await.map_err(unavailable)?,
         })
     }
 
@@ -341,6 +335,7 @@ pub async fn change(
         .replace(name, &PostParams::default(), &after)
         .await
         .map_err(|e| kube_error("address request", e))?;
+    super::state()?.caches.seen(&written).await;
     Ok((before, written))
 }
 

@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod address;
 pub mod audit;
+pub mod caches;
 pub mod clusters;
 pub mod db;
 pub mod guard;

@@ -1,6 +1,9 @@
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
+use std::sync::Arc;
+
+use super::caches::Caches;
 use super::clusters::Clusters;
 use super::db::Db;
 use super::saves::Saves;
@@ -15,6 +18,9 @@ pub struct AppState {
     /// The ingress class lbdesk's Ingresses carry (`--ingress-class`), shown on the pages.
     #[from_ref(skip)]
     pub ingress_class: String,
+    /// The management cluster's watch caches, which saves read (and admission, the same).
+    #[from_ref(skip)]
+    pub caches: Arc<Caches>,
     /// Changes to one AS3 tenant, one at a time.
     #[from_ref(skip)]
     pub saves: Saves,

@@ -23,10 +23,10 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     let own = |t: &Lbticket| t.metadata.name.as_deref() == Some(rule.spec.lbticket.as_str());
     let namespace = admission.tickets(own).await?.pop().map(|t| t.spec.namespace);
     let tickets = admission.tickets(|t| Some(&t.spec.namespace) == namespace.as_ref()).await?;
-    let rules: Vec<Lbrule> = admission.list().await?;
+    let rules: Vec<Lbrule> = admission.list(|_| true).await?;
     let ticket = tickets.iter().find(|t| own(t));
     let usage = match ticket {
-        Some(t) => Usage::beside(t, &tickets, &admission.list::<Loadbalancer>().await?, &rules),
+        Some(t) => Usage::beside(t, &tickets, &admission.list::<Loadbalancer>(|_| true).await?, &rules),
         None => Usage::default(),
     };
     rule_write(&review.name, &rule.spec, before.as_ref().map(|b| &b.spec), ticket, &rules, &usage)

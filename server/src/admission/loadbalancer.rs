@@ -26,7 +26,7 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     let in_use = old.as_ref().map_or(0, |o| loadbalancer_use(o, tickets.iter().map(|t| (&t.spec, t.status.as_ref()))));
     match (&new, &old) {
         (Some(n), maybe_old) => {
-            let others: Vec<Loadbalancer> = admission.list().await?;
+            let others: Vec<Loadbalancer> = admission.list(|_| true).await?;
             lb_unique(name, &n.spec, others.iter().map(|o| (o.metadata.name.as_deref().unwrap_or(""), &o.spec)))
                 .map_err(Denial::refused)?;
             if let Some(o) = maybe_old {

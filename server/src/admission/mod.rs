@@ -13,14 +13,12 @@ mod loadbalancer;
 mod owned;
 mod quota;
 
-use std::time::Duration;
+use std::sync::Arc;
 
 use app::domain::crd::Lbticket;
-use futures::StreamExt;
+use app::ssr::caches::{Cached, Caches};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -114,10 +112,11 @@ impl Denial {
 /// management cluster; and the audit entry of each allowed write.
 pub struct Admission {
     mgmt: std::sync::OnceLock<kube::Client>,
-    /// Every Lbticket, kept current by a watch from `connect` on (an informer's cache, as
-    /// webhooks keep one): the checks read a namespace's or a load balancer's tickets on
-    /// every write, and listing 10,000 tickets each time costs more than the write.
-    tickets: std::sync::OnceLock<(Store<Lbticket>, tokio::task::AbortHandle)>,
+    /// The management cluster's objects, kept current by watches (an informer's cache, as
+    /// webhooks keep one): the checks read a namespace's or a load balancer's tickets on every
+    /// write, and listing 10,000 tickets each time costs more than the write. The save path
+    /// reads the same caches.
+    caches: Arc<Caches>,
     /// The accounts (who a writer is) and the audit log.
     db: Db,
     /// The user lbdesk itself writes as: neither authorized nor audited here.
@@ -133,14 +132,6 @@ pub struct Admission {
 pub enum Caller {
     Authenticated,
     Unauthenticated,
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        if let Some((_, watch)) = self.tickets.get() {
-            watch.abort();
-        }
-    }
 }
 
 /// A write under review, as each kind's checks read it.
@@ -175,51 +166,27 @@ fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, Denial> {
 }
 
 impl Admission {
-    /// Admission over `db`, for writes arriving `via`, lbdesk's own being `own_user`'s.
-    pub fn new(db: Db, own_user: impl Into<String>, via: Via) -> Admission {
-        Admission { mgmt: Default::default(), tickets: Default::default(), db, own_user: own_user.into(), via }
+    /// Admission over `db`, for writes arriving `via`, lbdesk's own being `own_user`'s, reading
+    /// the management cluster from `caches`.
+    pub fn new(db: Db, own_user: impl Into<String>, via: Via, caches: Arc<Caches>) -> Admission {
+        Admission { mgmt: Default::default(), caches, db, own_user: own_user.into(), via }
     }
 
-    /// Gives the checks their view of the management cluster (set once it can be reached), and
-    /// starts the watch of its tickets.
+    /// Gives the checks their client of the management cluster (set once it can be reached).
     pub fn connect(&self, mgmt: kube::Client) {
-        if self.mgmt.set(mgmt.clone()).is_err() {
-            return;
-        }
-        let (reader, writer) = reflector::store();
-        let watch = reflector::reflector(writer, watcher(kube::Api::<Lbticket>::all(mgmt), Default::default()))
-            .default_backoff()
-            .for_each(|_| async {});
-        let _ = self.tickets.set((reader, tokio::spawn(watch).abort_handle()));
+        let _ = self.mgmt.set(mgmt);
     }
 
-    /// The tickets that `keep` keeps, from the watch's cache (none before `connect`).
-    /// NB: a ticket written a moment ago may not be in it yet, as with any webhook reading an
-    /// informer; two writes racing were never ordered by a list either.
+    /// The tickets that `keep` keeps, from the watch's cache.
+    /// NB: a ticket written a moment ago by someone else may not be in it yet, as with any
+    /// webhook reading an informer; two writes racing were never ordered by a list either.
     async fn tickets(&self, keep: impl Fn(&Lbticket) -> bool) -> Result<Vec<Lbticket>, Denial> {
-        let Some((store, _)) = self.tickets.get() else { return Ok(Vec::new()) };
-        let unavailable = || Denial::failed("admission could not read the management cluster");
-        match tokio::time::timeout(Duration::from_secs(10), store.wait_until_ready()).await {
-            Ok(Ok(())) => {}
-            _ => return Err(unavailable()),
-        }
-        Ok(store.state().iter().filter(|t| keep(t)).map(|t| (**t).clone()).collect())
+        self.list(keep).await
     }
 
-    /// Every object of a kind in the management cluster (none before `connect`).
-    async fn list<K>(&self) -> Result<Vec<K>, Denial>
-    where
-        K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
-        let Some(client) = self.mgmt.get() else { return Ok(Vec::new()) };
-        kube::Api::<K>::all(client.clone())
-            .list(&Default::default())
-            .await
-            .map(|l| l.items)
-            .map_err(|e| Denial::invalid(format!("admission could not read the management cluster: {e}")))
+    /// The objects of a kind in the management cluster that `keep` keeps, from the caches.
+    async fn list<K: Cached>(&self, keep: impl Fn(&K) -> bool) -> Result<Vec<K>, Denial> {
+        self.caches.list(keep).await.map_err(|_| Denial::failed("admission could not read the management cluster"))
     }
 
     /// The endpoint: an AdmissionReview in, the same with its response out.

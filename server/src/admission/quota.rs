@@ -25,7 +25,7 @@ impl Admission {
         rules_after: &[Lbrule],
     ) -> Result<(), Denial> {
         let Some(project) = project_of(after) else { return Ok(()) };
-        let lbs: Vec<Loadbalancer> = self.list().await?;
+        let lbs: Vec<Loadbalancer> = self.list(|_| true).await?;
         let Some(lb) = lbs.iter().find(|l| l.metadata.name.as_deref() == Some(after.spec.loadbalancer.as_str())) else {
             // NB: a load balancer applied after the ticket is fine; the reconciler waits.
             return Ok(());
@@ -39,7 +39,7 @@ impl Admission {
         };
         tickets.push(after.clone());
         let held_after = Held::of(project, &after.spec.loadbalancer, &tickets, rules_after);
-        let limits = Limits::for_project(&self.list::<Lbquota>().await?, project, &lb.spec, MAX_BYTES as u64);
+        let limits = Limits::for_project(&self.list::<Lbquota>(|_| true).await?, project, &lb.spec, MAX_BYTES as u64);
         within_quota(&limits, &held_before, &held_after, &after.spec.loadbalancer).map_err(Denial::refused)
     }
 }

@@ -17,6 +17,8 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use http::{HeaderValue, StatusCode, header};
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
@@ -80,9 +82,23 @@ pub fn router(
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
         .layer(Extension(SignInThrottle::default()))
+        // Every request has an id, answered in `x-request-id` and carried by each log line
+        // written while it is served (the Kubernetes calls made for it included).
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         // NB: outermost, so refusals, redirects and errors of the layers above get them too.
         .layer(middleware::from_fn(headers::security_headers))
         .with_state(state)
+}
+
+/// The span a request is served in: its method, path and id. NB: an id a client sent is kept
+/// when it is a plain token (a proxy's id, to follow a request across both logs); anything else
+/// is not written to the log.
+fn request_span(req: &Request) -> tracing::Span {
+    let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok());
+    let id = id.filter(|id| id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), id = %id.unwrap_or("unreadable"))
 }
 
 /// The browser bundle (`/pkg`): each file sent as the build compressed it (`.br`, else `.gz`)

@@ -23,6 +23,7 @@ mod reflector;
 mod render;
 mod route;
 mod rules;
+mod save_calls;
 mod secrets;
 mod server_fns;
 mod user;

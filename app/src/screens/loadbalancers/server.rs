@@ -284,6 +284,7 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
         None => api.create(&PostParams::default(), &lb).await,
     }
     .map_err(|e| kube_error("load balancer", e))?;
+    ssr::state()?.caches.seen(&saved).await;
     // The secrets follow the object, so a refused save leaves no credential behind; a new load
     // balancer whose credentials cannot be written is taken back, so none is left without them.
     let changed = match put_credentials(&lb, token, user, password).await {
@@ -351,7 +352,8 @@ async fn delete_once(caller: &Caller, name: &str) -> Result<Written<()>, AppErro
             .map(|rv| kube::api::Preconditions { resource_version: Some(rv), uid: None }),
         ..Default::default()
     };
-    api.delete(name, &params).await.map_err(|e| kube_error("load balancer", e))?;
+    let deleted = api.delete(name, &params).await.map_err(|e| kube_error("load balancer", e))?;
+    ssr::state()?.caches.seen_deleted(name, &deleted).await;
     tracing::info!(loadbalancer = %name, user = %caller.user.username, "load balancer deleted");
     Ok(Written::change("delete", "Loadbalancer", name, None).before(&lb.spec))
 }

@@ -283,6 +283,7 @@ async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Writ
         }
         other => other.map_err(|e| kube_error("rule", e))?,
     };
+    ssr::state()?.caches.seen(&after).await;
     let written = Written::change(action, "Lbrule", &form.name, project_of(&g.ticket)).after(&after.spec);
     Ok(match before {
         Some(b) => written.before(&b.spec),
@@ -349,7 +350,8 @@ async fn delete_once(caller: &Caller, ticket: &str, listener: &str, name: &str) 
     // NB: deletes the rule as read and checked, not one changed or made anew since.
     let preconditions = kube::api::Preconditions { uid: r.uid(), resource_version: r.resource_version() };
     let params = DeleteParams { preconditions: Some(preconditions), ..Default::default() };
-    Api::<Lbrule>::all(ssr::mgmt()?).delete(name, &params).await.map_err(|e| kube_error("rule", e))?;
+    let deleted = Api::<Lbrule>::all(ssr::mgmt()?).delete(name, &params).await.map_err(|e| kube_error("rule", e))?;
+    ssr::state()?.caches.seen_deleted(name, &deleted).await;
     Ok(Written::change("delete", "Lbrule", name, project_of(&g.ticket)).before(&r.spec))
 }
 
@@ -395,6 +397,7 @@ async fn set_priority(caller: &Caller, project: Option<&str>, name: &str, priori
             let mut next = before.clone();
             next.spec.priority = priority;
             let after = api.replace(name, &PostParams::default(), &next).await.map_err(|e| kube_error("rule", e))?;
+            ssr::state()?.caches.seen(&after).await;
             Ok(Written::change("move", "Lbrule", name, project).before(&before.spec).after(&after.spec))
         })
         .await

@@ -271,6 +271,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_error("address request", e))?;
+        ssr::state()?.caches.seen(&after).await;
         return Ok(Written::change("update", "Lbticket", &name, project_of(&current))
             .before(&current.spec)
             .after(&after.spec)
@@ -323,6 +324,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
         }
         Err(e) => Err(kube_error("address request", e)),
         Ok(created) => {
+            ssr::state()?.caches.seen(&created).await;
             Ok(Written::change("create", "Lbticket", &name, Some(&project)).after(&created.spec).answer(name))
         }
     }
@@ -352,6 +354,7 @@ async fn act_once(caller: &Caller, name: &str, action: Action) -> Result<Written
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|e| kube_error("address request", e))?;
+    ssr::state()?.caches.seen(&after).await;
     tracing::info!(ticket = %name, user = %caller.user.username, ?action, "ticket action");
     Ok(Written::change(verb, "Lbticket", name, project_of(&t)).before(&t.spec).after(&after.spec))
 }

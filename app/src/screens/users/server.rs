@@ -106,15 +106,19 @@ pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
             Ok(match current {
                 Some(mut quota) => {
                     let before = std::mem::replace(&mut quota.spec, spec.clone());
-                    api.replace(project, &PostParams::default(), &quota)
+                    let stored = api
+                        .replace(project, &PostParams::default(), &quota)
                         .await
                         .map_err(|e| kube_error("project quota", e))?;
+                    state()?.caches.seen(&stored).await;
                     written.before(&before)
                 }
                 None => {
-                    api.create(&PostParams::default(), &Lbquota::new(project, spec.clone()))
+                    let stored = api
+                        .create(&PostParams::default(), &Lbquota::new(project, spec.clone()))
                         .await
                         .map_err(|e| kube_error("project quota", e))?;
+                    state()?.caches.seen(&stored).await;
                     written
                 }
             })

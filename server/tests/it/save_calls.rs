@@ -1,0 +1,62 @@
+//! What a save costs in calls to the API: the save path reads the management cluster from the
+//! watch caches, and the embedded API calls admission in-process with the objects, so a
+//! listener save reaches the API once for its write, and once more for the Services of the
+//! namespace when it names new ones. Counted from the Kubernetes client's own log lines, each
+//! carrying the id of the web request it was made for.
+
+use app::domain::crd::{Phase, ServiceRef, Session};
+use app::screens::listeners::{ListenerChoices, ListenerForm};
+use serde_json::json;
+
+use crate::helpers::Backend;
+use crate::log_capture::Capture;
+use crate::user::{User, ok, ticket_form, wait_phase, with_demo_lb};
+
+/// Saves `form` as the page does, under request id `id`.
+async fn save(alice: &User, url: &str, id: &str, form: &ListenerForm) -> String {
+    let res = alice
+        .client
+        .post(format!("{url}/api/listener/save"))
+        .header("x-request-id", id)
+        .json(&json!({ "form": form }))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.headers().get("x-request-id").and_then(|v| v.to_str().ok()), Some(id), "the id is answered");
+    ok::<String>(res).await
+}
+
+/// The calls the Kubernetes client made for request `id`.
+fn calls(capture: &Capture, id: &str) -> Vec<String> {
+    let tag = format!("id={id}");
+    capture.text().lines().filter(|l| l.contains(&tag) && l.ends_with("requesting")).map(String::from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_save_calls_the_api_at_most_twice() {
+    let (lbdesk, _admin) = with_demo_lb(Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    ok::<String>(alice.json("ticket/save", json!({"form": ticket_form("calls", "default", "")})).await).await;
+    wait_phase(&alice, "calls", Phase::Enabled).await;
+    let capture = Capture::start();
+    let services = vec![ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 }];
+    let form = ListenerForm { ticket: "calls".into(), name: "web".into(), port: 80, services, ..Default::default() };
+
+    let id = "save-calls-new-listener";
+    save(&alice, &lbdesk.url, id, &form).await;
+    let made = calls(&capture, id);
+    assert_eq!(made.len(), 2, "the namespace's Services and the write: {made:#?}");
+    assert!(
+        made.iter().any(|c| c.contains("/services")) && made.iter().any(|c| c.contains("http.method=PUT")),
+        "{made:#?}"
+    );
+
+    // An edit on the same Services: the write alone.
+    let choices: ListenerChoices =
+        ok(alice.json("listener/choices", json!({"ticket": "calls", "name": "web"})).await).await;
+    let edit = ListenerForm { generation: Some(choices.address.generation), session: Session::SourceAddress, ..form };
+    let id = "save-calls-edit";
+    save(&alice, &lbdesk.url, id, &edit).await;
+    let made = calls(&capture, id);
+    assert_eq!(made.len(), 1, "the write: {made:#?}");
+}
