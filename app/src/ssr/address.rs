@@ -1,9 +1,9 @@
 //! The server side of the screens built on an address (listeners, rules, F5 Ingresses): the
 //! request the caller may touch, what the management cluster holds around it, the Services its
-//! namespace offers, and a change of its spec written on the guarded path.
+//! namespace offers and the TLS Secrets it holds (a change of its spec is `ssr::change`).
 
-use k8s_openapi::api::core::v1::Service;
-use kube::api::{ListParams, PostParams};
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::guard::{Caller, not_found};
@@ -14,8 +14,8 @@ use crate::domain::access::{Target, Verb};
 use crate::domain::as3;
 use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::cis_ingress;
-use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, LbticketSpec, Loadbalancer, Phase};
-use crate::domain::policy::{Limits, Owner, Usage, View, check_change, dns_label, object_name, shown, ticket_cluster};
+use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, Loadbalancer, Phase};
+use crate::domain::policy::{Limits, Owner, Usage, View, dns_label, object_name, shown, ticket_cluster};
 use crate::error::AppError;
 
 /// What a missing request, or another project's, is called in the answer.
@@ -95,39 +95,6 @@ fn page_after(tickets: impl Iterator<Item = Lbticket>, after: &str) -> Page<Lbti
 pub fn check_names(ticket: &str, name: &str) -> Result<(), AppError> {
     object_name("ticket", ticket).map_err(refused)?;
     if name.is_empty() { Ok(()) } else { dns_label("name", name).map_err(refused) }
-}
-
-/// Puts `item`, named `name`, into `items`: over the one of that name when `editing`, else after
-/// them (a name taken is refused beside `name`; `what` names the kind). Returns where it went.
-pub fn put_named<T>(
-    items: &mut Vec<T>,
-    item: T,
-    name: &str,
-    named: impl Fn(&T) -> &str,
-    editing: bool,
-    what: &str,
-) -> Result<usize, AppError> {
-    match (items.iter().position(|i| named(i) == name), editing) {
-        (Some(at), true) => {
-            items[at] = item;
-            Ok(at)
-        }
-        (None, false) => {
-            items.push(item);
-            Ok(items.len() - 1)
-        }
-        (Some(_), false) => Err(AppError::invalid("name", format!("Another {what} is already named {name}."))),
-        (None, true) => Err(not_found(&format!("such {what}"))),
-    }
-}
-
-/// The error of a change of a request, said of the form that made it: a field of the request
-/// under one of `prefixes` (`listeners[2].port`, `ingresses[0].rules[1].service`) becomes the
-/// form's (`port`, `rules[1].service`); other errors pass unchanged.
-pub fn within(e: AppError, prefixes: &[String]) -> AppError {
-    let AppError::Invalid { field, message } = e else { return e };
-    let field = prefixes.iter().find_map(|p| field.strip_prefix(p.as_str()).map(String::from)).unwrap_or(field);
-    AppError::Invalid { field, message }
 }
 
 /// The client of member cluster `cluster`.
@@ -218,6 +185,19 @@ pub fn summary(t: &Lbticket, cluster: &str) -> AddressSummary {
     }
 }
 
+/// The names of the TLS Secrets of `namespace` in `cluster` (their data stays on the server).
+pub async fn tls_secrets(cluster: &str, namespace: &str) -> Result<Vec<String>, AppError> {
+    let api: Api<Secret> = Api::namespaced(member(cluster)?, namespace);
+    let list = api.list(&ListParams::default()).await.map_err(|e| kube_error("Secrets", e))?;
+    let mut names: Vec<String> =
+        list.items.iter().filter(|s| s.type_.as_deref() == Some(TLS_SECRET_TYPE)).map(|s| s.name_any()).collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The type of a Secret holding a certificate and its key.
+const TLS_SECRET_TYPE: &str = "kubernetes.io/tls";
+
 /// The Services of `namespace` in member cluster `cluster`, with their ports, by name.
 pub async fn services(cluster: &str, namespace: &str) -> Result<Vec<ServiceChoice>, AppError> {
     let list = Api::<Service>::namespaced(member(cluster)?, namespace)
@@ -257,91 +237,10 @@ pub async fn offered(world: &World, t: &Lbticket, me: &Owner) -> Result<Vec<Serv
     Ok(all.into_iter().filter(|s| usage.available(&s.name, me).is_ok()).collect())
 }
 
-/// Whether every `(field, service, port)` names a Service of the namespace and one of its ports.
-pub fn real_ports<'a>(
-    offered: &[ServiceChoice],
-    wanted: impl IntoIterator<Item = (String, &'a str, u16)>,
-) -> Result<(), AppError> {
-    for (field, service, port) in wanted {
-        match offered.iter().find(|s| s.name == service) {
-            None => {
-                return Err(AppError::invalid(
-                    field,
-                    format!("There is no Service {} in this namespace.", shown(service)),
-                ));
-            }
-            Some(s) if !s.ports.contains(&port) => {
-                let ports: Vec<String> = s.ports.iter().map(u16::to_string).collect();
-                let field = field.strip_suffix(".service").map_or(field.clone(), |at| format!("{at}.port"));
-                return Err(AppError::invalid(
-                    field,
-                    format!("Service {service} has no port {port}; it has {}.", ports.join(", ")),
-                ));
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// The `(field, service, port)` of every Service port `new` uses that `old` did not: what must
-/// be checked against the member cluster.
-fn new_backends<'a>(old: &LbticketSpec, new: &'a LbticketSpec) -> Vec<(String, &'a str, u16)> {
-    let had = |service: &str, port: u16| {
-        old.listeners.iter().flat_map(|l| &l.services).any(|s| s.service == service && s.port == port)
-            || old.ingresses.iter().flat_map(|i| &i.rules).any(|r| r.service == service && r.port == port)
-    };
-    let listeners = new.listeners.iter().enumerate().flat_map(|(i, l)| {
-        l.services.iter().enumerate().map(move |(j, s)| (format!("listeners[{i}].services[{j}].service"), s))
-    });
-    let listeners = listeners.map(|(field, s)| (field, s.service.as_str(), s.port));
-    let routes = new.ingresses.iter().enumerate().flat_map(|(i, ing)| {
-        ing.rules.iter().enumerate().map(move |(j, r)| (format!("ingresses[{i}].rules[{j}].service"), r))
-    });
-    let routes = routes.map(|(field, r)| (field, r.service.as_str(), r.port));
-    listeners.chain(routes).filter(|(_, service, port)| !had(service, *port)).collect()
-}
-
-/// Changes request `name`'s spec with `edit`, as the caller: the request must be theirs and
-/// unchanged since `loaded` (its generation when the form was loaded, if given); the new spec
-/// passes the one check admission also makes (`check_change`), the member cluster's Services
-/// have the ports it names, and `vet` agrees; then it is written over the version read.
-/// Returns the request before and after.
-pub async fn change(
-    caller: &Caller,
-    name: &str,
-    loaded: Option<i64>,
-    edit: impl FnOnce(&mut LbticketSpec) -> Result<(), AppError>,
-    vet: impl FnOnce(&World, &Lbticket) -> Result<(), AppError>,
-) -> Result<(Lbticket, Lbticket), AppError> {
-    let before = ticket(caller, Verb::Write, name).await?;
-    if let Some(loaded) = loaded {
-        super::unchanged_since(loaded, &before.metadata)?;
-    }
-    // NB: the world is read, and the change checked and written, under the tenant's lock; the
-    // request itself is written over the version read above, or not at all.
-    let _tenant = super::state()?.saves.lock(&before.spec.loadbalancer).await;
-    let mut after = before.clone();
-    edit(&mut after.spec)?;
-    let world = World::load().await?;
-    check_change(name, Some(&before), &after, &world.view()).map_err(refused)?;
-    let added = new_backends(&before.spec, &after.spec);
-    if !added.is_empty() {
-        real_ports(&services(world.cluster_of(&after), &after.spec.namespace).await?, added)?;
-    }
-    vet(&world, &after)?;
-    after.annotations_mut().insert("ebcpaas.io/changed-by".into(), caller.user.username.clone());
-    let written = Api::<Lbticket>::all(super::mgmt()?)
-        .replace(name, &PostParams::default(), &after)
-        .await
-        .map_err(|e| kube_error("address request", e))?;
-    super::state()?.caches.seen(&written).await;
-    Ok((before, written))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::crd::LbticketSpec;
 
     fn tickets(n: usize) -> impl Iterator<Item = Lbticket> {
         // NB: out of order, as a list may give them.

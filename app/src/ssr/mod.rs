@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod address;
 pub mod audit;
 pub mod caches;
+pub mod change;
 pub mod clusters;
 pub mod db;
 pub mod guard;

@@ -101,6 +101,12 @@ pub struct IngressForm {
 }
 
 impl IngressForm {
+    /// The change of its request the form makes.
+    #[cfg(feature = "ssr")]
+    pub fn edit(&self) -> crate::ssr::change::Edit {
+        crate::ssr::change::Edit::PutIngress { ingress: self.ingress(), editing: self.generation.is_some() }
+    }
+
     /// The F5 Ingress the form describes: blank hosts are every host, a blank path is `/`.
     pub fn ingress(&self) -> F5Ingress {
         let rules = self.rules.iter().map(|r| IngressRule {

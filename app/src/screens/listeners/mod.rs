@@ -118,6 +118,12 @@ pub struct ListenerForm {
 }
 
 impl ListenerForm {
+    /// The change of its request the form makes.
+    #[cfg(feature = "ssr")]
+    pub fn edit(&self) -> crate::ssr::change::Edit {
+        crate::ssr::change::Edit::PutListener { listener: self.listener(), editing: self.generation.is_some() }
+    }
+
     /// The listener the form describes.
     pub fn listener(&self) -> Listener {
         Listener {

@@ -1,10 +1,9 @@
 //! Screen 3's server side: each body on the guarded path (`ssr::guard`). A listener lives in its
-//! request's `spec.listeners`, so every change is a change of the request (`ssr::address::change`):
-//! the caller's project, the grey-out rules, the Services rule, the AS3 check, then the write.
+//! request's `spec.listeners`, so every change is a change of the request, saved in one call
+//! (`ssr::change`).
 
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
-use serde_json::Value;
 
 use super::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm, ListenerRow};
 use crate::components::list::Page;
@@ -15,8 +14,9 @@ use crate::domain::as3::placement::Placement;
 use crate::domain::crd::{LbType, Lbrule, Lbticket};
 use crate::domain::policy::{Owner, TicketUse, listener_creatable, listener_deletable, reason, validate_ticket};
 use crate::error::AppError;
-use crate::ssr::address::{self, World, project_of};
-use crate::ssr::guard::{Caller, Written, caller, not_found};
+use crate::ssr::address::{self, World};
+use crate::ssr::change::{Edit, change};
+use crate::ssr::guard::{caller, not_found};
 use crate::ssr::{self, kube_error, preview, refused};
 
 const LISTENER: &str = "such listener";
@@ -107,93 +107,22 @@ pub async fn choices(ticket: &str, name: &str) -> Result<ListenerChoices, AppErr
     })
 }
 
-/// Puts the form's listener into `spec`: replaces the one of its name when editing, adds it
-/// otherwise.
-fn put(form: &ListenerForm, spec: &mut crate::domain::crd::LbticketSpec) -> Result<usize, AppError> {
-    let listener = form.listener();
-    let name = listener.name.clone();
-    address::put_named(&mut spec.listeners, listener, &name, |l| &l.name, form.generation.is_some(), "listener")
-}
-
-/// The error of a change of the request, said of the form's listener: its fields in the
-/// request (`listeners[2].port`, `listener web.port`) become the form's (`port`).
-fn of_listener(e: AppError, spec_index: Option<usize>, name: &str) -> AppError {
-    let prefixes = [spec_index.map(|i| format!("listeners[{i}].")), Some(format!("listener {name}."))];
-    address::within(e, &prefixes.into_iter().flatten().collect::<Vec<_>>())
-}
-
 pub async fn preview(form: ListenerForm) -> Result<Preview, AppError> {
     address::check_names(&form.ticket, form.name.trim())?;
     let caller = caller().await?;
     let mut t = address::ticket(&caller, Verb::Write, &form.ticket).await?;
-    put(&form, &mut t.spec)?;
-    let name = form.listener().name;
-    let index = t.spec.listeners.iter().position(|l| l.name == name);
-    validate_ticket(&t.name_any(), &t.spec).map_err(|r| of_listener(refused(r), index, &name))?;
+    let edit = form.edit();
+    let index = edit.apply(&mut t.spec)?;
+    validate_ticket(&t.name_any(), &t.spec).map_err(|r| edit.said_of_form(refused(r), index))?;
     let world = World::load().await?;
     let rules: Vec<Lbrule> = world.rules_on(&t).cloned().collect();
     preview::preview(&world, &t, &rules).await
 }
 
 pub async fn save(form: ListenerForm) -> Result<String, AppError> {
-    address::check_names(&form.ticket, form.name.trim())?;
-    let caller = caller().await?;
-    caller.write(|| save_once(&caller, &form)).await
-}
-
-async fn save_once(caller: &Caller, form: &ListenerForm) -> Result<Written<String>, AppError> {
-    let name = form.listener().name;
-    // NB: where the edit put the listener, to say its errors of the form's fields.
-    let index = std::sync::atomic::AtomicUsize::new(usize::MAX);
-    let changed = address::change(
-        caller,
-        &form.ticket,
-        form.generation,
-        |spec| {
-            put(form, spec)?;
-            let at = spec.listeners.iter().position(|l| l.name == name);
-            index.store(at.unwrap_or(usize::MAX), std::sync::atomic::Ordering::Relaxed);
-            Ok(())
-        },
-        |world, after| {
-            let rules: Vec<Lbrule> = world.rules_on(after).cloned().collect();
-            match preview::render(world, after, &rules)?.1 {
-                Ok(_) => Ok(()),
-                Err(why) => Err(AppError::Refused(format!("The AS3 declaration would be invalid: {why}"))),
-            }
-        },
-    )
-    .await;
-    let at = Some(index.load(std::sync::atomic::Ordering::Relaxed)).filter(|i| *i != usize::MAX);
-    let (before, after) = changed.map_err(|e| of_listener(e, at, &name))?;
-    let action = if form.generation.is_some() { "update listener" } else { "add listener" };
-    Ok(Written::change(action, "Lbticket", &form.ticket, project_of(&after))
-        .before(&listener_of(&before, &name))
-        .after(&listener_of(&after, &name))
-        .answer(name))
-}
-
-/// The listener `name` of `t`, as JSON for the audit log (null when it has none).
-fn listener_of(t: &Lbticket, name: &str) -> Value {
-    t.spec
-        .listeners
-        .iter()
-        .find(|l| l.name == name)
-        .map_or(Value::Null, |l| serde_json::to_value(l).unwrap_or_default())
+    change(&form.ticket, form.generation, form.edit()).await
 }
 
 pub async fn delete(ticket: &str, name: &str) -> Result<(), AppError> {
-    address::check_names(ticket, name)?;
-    let caller = caller().await?;
-    caller.write(|| delete_once(&caller, ticket, name)).await
-}
-
-async fn delete_once(caller: &Caller, ticket: &str, name: &str) -> Result<Written<()>, AppError> {
-    let remove = |spec: &mut crate::domain::crd::LbticketSpec| {
-        let before = spec.listeners.len();
-        spec.listeners.retain(|l| l.name != name);
-        if spec.listeners.len() == before { Err(not_found(LISTENER)) } else { Ok(()) }
-    };
-    let (before, after) = address::change(caller, ticket, None, remove, |_, _| Ok(())).await?;
-    Ok(Written::change("delete listener", "Lbticket", ticket, project_of(&after)).before(&listener_of(&before, name)))
+    change(ticket, None, Edit::RemoveListener(name.to_string())).await.map(|_| ())
 }

@@ -232,7 +232,7 @@ async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbru
     }
     let offered = address::services(g.world.cluster_of(&g.ticket), &g.ticket.spec.namespace).await?;
     let wanted = spec.services.iter().map(|s| ("services".to_string(), s.service.as_str(), s.port));
-    address::real_ports(&offered, wanted)?;
+    crate::ssr::change::real_ports(&offered, wanted)?;
     if let Err(why) = preview::render(&g.world, &g.ticket, &with_rule(g, &form.name, spec.clone()))?.1 {
         return Err(AppError::Refused(format!("The AS3 declaration would be invalid: {why}")));
     }
