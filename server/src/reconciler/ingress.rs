@@ -14,7 +14,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
 
-use super::tenant::Faults;
+use super::plan::Faults;
 use super::{Context, Result, Step};
 
 /// What the last successful sync of a cluster's Ingresses wrote, from which inputs.

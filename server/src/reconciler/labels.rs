@@ -10,7 +10,7 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
-use super::tenant::Placed;
+use super::plan::Placed;
 use super::{Context, Result, Step};
 
 /// Annotation listing the namespace label keys lbdesk set (so it removes only its own).

@@ -11,10 +11,13 @@ mod addresses;
 mod allocation;
 mod cis;
 mod crash;
+#[cfg(test)]
+mod fixtures;
 mod ingress;
 mod labels;
 mod lbticket;
 mod loadbalancer;
+mod plan;
 mod reachability;
 mod status;
 mod syncers;
@@ -144,7 +147,7 @@ pub struct Context {
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
-    memo: std::sync::Mutex<tenant::Memo>,
+    memo: std::sync::Mutex<plan::Memo>,
     /// What each member cluster's last sync wrote of the Ingresses.
     ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
     /// Wakes the member clusters' syncers.

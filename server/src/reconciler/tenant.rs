@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use app::domain::as3;
 use app::domain::as3::placement::{self, Placement, TEMPLATE_KEY};
-use app::domain::as3::{self, validate::validate, validate::validate_posted};
 use app::domain::cis_ingress;
 use app::domain::crd::{Condition, Lbrule, Lbticket, LbticketSpec, LbticketStatus, Loadbalancer};
 use app::domain::policy::effective_partition;
@@ -18,29 +18,9 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::labels::{Labels, differing, label_namespaces, label_services};
+use super::plan::{Faults, Placed, Plan, Tenant, held_back, plan};
 use super::status::set_condition;
 use super::{Context, Error, Result, Step, ingress};
-
-/// A ticket refused by the renderer or the validator, and why.
-pub type Faults = BTreeMap<String, String>;
-
-/// What a ticket says when another request of its AS3 tenant keeps the tenant from being
-/// written (naming nothing of that request, which may be another project's).
-pub const HELD_BY_ANOTHER: &str = "held back: another address request sharing this AS3 tenant cannot be written; \
-     the member cluster keeps the last good declaration until it is fixed";
-
-/// What the last sync of a tenant placed, and from which inputs (its `as3::digest`).
-#[derive(Clone, Default)]
-pub struct Placed {
-    digest: u64,
-    pub(super) blocked: bool,
-    faults: Faults,
-    pub(super) namespaces: BTreeMap<String, BTreeMap<String, String>>,
-    pub(super) services: BTreeMap<(String, String), BTreeMap<String, String>>,
-}
-
-/// Per member cluster, per tenant: what the last successful sync placed.
-pub type Memo = HashMap<String, HashMap<String, Placed>>;
 
 fn name_of(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or_default()
@@ -144,63 +124,37 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             continue;
         }
         let place = Placement::of(owner);
-        // NB: a tenant that cannot be written keeps its last good ConfigMap, so CIS must keep
-        // reading it: its namespaces and Services keep the labels they had.
-        let (namespaces, services) = last.map(|l| (l.namespaces, l.services)).unwrap_or_default();
-        let mut now = Placed { digest, namespaces, services, ..Default::default() };
-        now.namespaces.entry(place.namespace.clone()).or_default().extend(owner.nsselector.clone());
-        let names: Vec<&str> = t.iter().map(|ticket| ticket.name).collect();
-        let rendered = match as3::render(cluster, &tenant, &t, &r) {
-            Ok(rendered) => rendered,
-            Err(fault) => {
-                now.blocked = true;
-                now.faults.extend(held_back(&[fault], &names));
-                placed.insert(tenant, now);
-                continue;
-            }
-        };
-        let template = rendered.template();
         let current = deployed(&client, &place).await?;
-        if current.as_ref().and_then(template_of) == Some(template.as_str()) {
-            // NB: what is deployed was validated before it was written.
-        } else if let Err(found) = validate(&rendered).and_then(|()| validate_posted(&rendered)) {
-            now.blocked = true;
-            now.faults.extend(held_back(&found, &names));
+        let input = Tenant { cluster, name: &tenant, owner, tickets: &t, rules: &r, watched };
+        let Plan { placed: mut placed_now, write } =
+            plan(&input, current.as_ref().and_then(template_of), last.as_ref(), digest);
+        if placed_now.blocked {
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
-            placed.insert(tenant, now);
-            continue;
         }
         // NB: a ConfigMap the member cluster will not take holds back its tenant alone: every
         // other tenant, and the cluster's F5 Ingresses, are still written and reported.
-        if let Err(e) = write_configmap(ctx, &client, current, &place, &template).await {
+        let written = match write {
+            Some(template) => write_configmap(&client, current, &place, &template).await,
+            None => Ok(false),
+        };
+        if let Ok(true) = written {
+            ctx.crash_point(Step::ConfigMapWrite).await;
+        }
+        if let Err(e) = written {
             tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
-            now.blocked = true;
-            let message = match refused_for_good(&e) {
-                Some(why) => format!("the member cluster refused the tenant's ConfigMap: {why}"),
-                None => {
-                    // Not the content's fault: retried (the digest is forgotten) after a backoff.
-                    now.digest = 0;
-                    let message = format!("the tenant's ConfigMap is not written yet: {e}; retrying");
-                    retry.get_or_insert(e);
-                    message
-                }
+            let (digest, message) = match refused_for_good(&e) {
+                Some(why) => (digest, format!("the member cluster refused the tenant's ConfigMap: {why}")),
+                // Not the content's fault: retried (the digest is forgotten) after a backoff.
+                None => (0, format!("the tenant's ConfigMap is not written yet: {e}; retrying")),
             };
-            now.faults.extend(held_back(&[as3::Fault { origin: None, message }], &names));
-            placed.insert(tenant, now);
-            continue;
+            if digest == 0 {
+                retry.get_or_insert(e);
+            }
+            let names: Vec<&str> = t.iter().map(|ticket| ticket.name).collect();
+            let faults = held_back(&[as3::Fault { origin: None, message }], &names);
+            placed_now = Placed::held(last.as_ref(), digest, owner, faults);
         }
-        now.namespaces.clear();
-        now.services.clear();
-        // NB: CIS reads a ConfigMap, an Ingress or a pool's Service only in a namespace its
-        // --namespace-label selects (--hubmode widens the Service lookup, not the watches).
-        let cis_reads = rendered.namespaces.iter().chain(watched.into_iter().flatten()).chain([&place.namespace]);
-        for ns in cis_reads {
-            now.namespaces.entry(ns.clone()).or_default().extend(owner.nsselector.clone());
-        }
-        for ((ns, svc), l) in &rendered.services {
-            now.services.insert((ns.clone(), svc.clone()), placement::service_labels(l));
-        }
-        placed.insert(tenant, now);
+        placed.insert(tenant, placed_now);
     }
     let mut faults: Faults = placed.values().flat_map(|p| p.faults.clone()).collect();
     let now = Labels::of(&placed);
@@ -223,27 +177,6 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         Some(e) => Err(e),
         None => Ok(faults),
     }
-}
-
-/// What each of the `tickets` of a tenant that cannot be written says, so that none is reported
-/// written while the member cluster keeps the last good declaration: a ticket at fault why
-/// (its own faults), every other that it is held back, by a fault of no one ticket (said), or
-/// by another request (not named: it may be another project's).
-fn held_back(faults: &[as3::Fault], tickets: &[&str]) -> Faults {
-    let mut said = Faults::new();
-    for fault in faults {
-        if let Some(origin) = &fault.origin {
-            said.entry(origin.ticket.clone()).or_insert_with(|| fault.to_string());
-        }
-    }
-    let others = match faults.iter().find(|f| f.origin.is_none()) {
-        Some(fault) => format!("held back: {fault}"),
-        None => HELD_BY_ANOTHER.to_string(),
-    };
-    for ticket in tickets {
-        said.entry(ticket.to_string()).or_insert_with(|| others.clone());
-    }
-    said
 }
 
 /// Why the member cluster refused a ConfigMap for good (too large, invalid, forbidden, its
@@ -300,14 +233,13 @@ fn template_of(cm: &ConfigMap) -> Option<&str> {
 }
 
 /// Creates or replaces the tenant's ConfigMap (`current`, as just read) when its content
-/// differs.
+/// differs; returns whether it wrote.
 async fn write_configmap(
-    ctx: &Context,
     client: &kube::Client,
     current: Option<ConfigMap>,
     place: &Placement,
     template: &str,
-) -> Result<()> {
+) -> Result<bool> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &place.namespace);
     let Placement { tenant, namespace, configmap: name } = place;
     let labels = placement::configmap_labels();
@@ -316,7 +248,7 @@ async fn write_configmap(
             let current_labels = cm.labels();
             let labelled = labels.iter().all(|(k, v)| current_labels.get(k) == Some(v));
             if template_of(&cm) == Some(template) && cm.data.as_ref().is_some_and(|d| d.len() == 1) && labelled {
-                return Ok(());
+                return Ok(false);
             }
             cm.labels_mut().extend(labels);
             cm.data = Some(placement::configmap_data(template));
@@ -339,8 +271,7 @@ async fn write_configmap(
         }
     }
     tracing::info!(%tenant, %namespace, configmap = %name, "AS3 declaration written");
-    ctx.crash_point(Step::ConfigMapWrite).await;
-    Ok(())
+    Ok(true)
 }
 
 /// Deletes the tenant's ConfigMap (its Loadbalancer is gone).
@@ -357,44 +288,6 @@ pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_ticket_of_a_tenant_held_back_says_so_and_only_its_own_fault_names_it() {
-        let own = |ticket: &str| as3::Fault {
-            origin: Some(as3::Origin { ticket: ticket.into(), listener: "web".into(), rule: None }),
-            message: format!("{ticket}'s listener clashes"),
-        };
-        let tenant = as3::Fault { origin: None, message: "the declaration would take 1,025 KiB".into() };
-        let tickets = ["alice-1", "bob-1"];
-        let cases = [
-            (
-                "a fault of alice's ticket",
-                vec![own("alice-1")],
-                "ticket alice-1, listener web: alice-1's listener clashes",
-                HELD_BY_ANOTHER.to_string(),
-            ),
-            (
-                "a fault of the tenant",
-                vec![tenant.clone()],
-                "held back: the declaration would take 1,025 KiB",
-                "held back: the declaration would take 1,025 KiB".to_string(),
-            ),
-            // NB: her own fault is said to alice whatever order the validator found them in.
-            (
-                "both, the tenant's first",
-                vec![tenant.clone(), own("alice-1")],
-                "ticket alice-1, listener web: alice-1's listener clashes",
-                "held back: the declaration would take 1,025 KiB".to_string(),
-            ),
-        ];
-        for (what, faults, alice, bob) in cases {
-            let said = held_back(&faults, &tickets);
-            assert_eq!(said.len(), 2, "{what}: every ticket of the tenant");
-            assert_eq!(said["alice-1"], alice, "{what}");
-            assert_eq!(said["bob-1"], bob, "{what}");
-            assert!(!said["bob-1"].contains("alice"), "{what}: bob is told nothing of alice's request");
-        }
-    }
 
     #[test]
     fn only_changes_of_placement_wake_the_syncers() {
@@ -432,5 +325,67 @@ mod tests {
             assert!(concerns(&ticket), "withdrawn");
             assert!(!concerns(&ticket), "already withdrawn");
         }
+    }
+
+    /// The ConfigMap of tenant `t1`, as the mocked API holds it: `template`, labelled or not.
+    fn stored(template: &str, labelled: bool) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("t1-as3".into()),
+                namespace: Some("kube-system".into()),
+                resource_version: Some("41".into()),
+                labels: labelled.then(placement::configmap_labels),
+                ..Default::default()
+            },
+            data: Some(placement::configmap_data(template)),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_configmap_is_written_only_when_its_bytes_or_labels_differ_as_a_compare_and_swap() {
+        use super::super::fixtures::{Call, Scenario};
+        use http::Method;
+        let place = Placement { tenant: "t1".into(), namespace: "kube-system".into(), configmap: "t1-as3".into() };
+        const CREATE: &str = "/api/v1/namespaces/kube-system/configmaps?";
+        const REPLACE: &str = "/api/v1/namespaces/kube-system/configmaps/t1-as3?";
+        let json = |cm: &ConfigMap| serde_json::to_value(cm).unwrap_or_default();
+        // (what, stored now, the calls expected, written)
+        let rows: Vec<(&str, Option<ConfigMap>, Vec<Call>, bool)> = vec![
+            ("none yet: created", None, vec![Call::new(Method::POST, CREATE, 201, json(&stored("new", true)))], true),
+            ("the same, labelled: nothing", Some(stored("new", true)), vec![], false),
+            (
+                "the same, its labels lost: put back",
+                Some(stored("new", false)),
+                vec![Call::new(Method::PUT, REPLACE, 200, json(&stored("new", true)))],
+                true,
+            ),
+            (
+                "another declaration: replaced",
+                Some(stored("old", true)),
+                vec![Call::new(Method::PUT, REPLACE, 200, json(&stored("new", true)))],
+                true,
+            ),
+        ];
+        for (what, now, calls, wrote) in rows {
+            let (client, scenario) = Scenario::client(calls);
+            let (result, bodies) = scenario.run(write_configmap(&client, now, &place, "new")).await;
+            assert_eq!(result.ok(), Some(wrote), "{what}");
+            for body in bodies {
+                assert_eq!(body["data"][TEMPLATE_KEY], "new", "{what}: {body}");
+                assert_eq!(body["metadata"]["labels"]["as3"], "true", "{what}: {body}");
+                // NB: a replace carries the version read, so a concurrent change is a conflict.
+                if body["metadata"]["resourceVersion"].is_string() {
+                    assert_eq!(body["metadata"]["resourceVersion"], "41", "{what}");
+                }
+            }
+        }
+
+        // A member cluster refusing the ConfigMap (too large): the error says so, for good.
+        let refusal = serde_json::json!({"kind": "Status", "code": 413, "message": "Request entity too large", "reason": "RequestEntityTooLarge"});
+        let (client, scenario) = Scenario::client(vec![Call::new(Method::PUT, REPLACE, 413, refusal)]);
+        let (result, _) = scenario.run(write_configmap(&client, Some(stored("old", true)), &place, "new")).await;
+        let error = result.expect_err("refused");
+        assert!(refused_for_good(&error).is_some_and(|why| why.contains("413")), "{error:?}");
     }
 }
