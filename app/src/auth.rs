@@ -1,62 +1,13 @@
-//! Who is signed in: roles, the current project, and the sign-in / sign-out server functions.
+//! Signing in and out, and choosing the current project: the server functions (who is signed
+//! in is `domain::user`).
 
-use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-
-use crate::domain::access::{Principal, Target, Verb, authorize};
+#[cfg(feature = "ssr")]
+use crate::domain::access::{Target, Verb};
+#[cfg(feature = "ssr")]
+use crate::domain::policy::loggable;
+use crate::domain::user::CurrentUser;
 use crate::error::AppError;
-
-/// A user's role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Role {
-    /// Sees and does everything, including Loadbalancers.
-    Admin,
-    /// Works only in the projects they belong to.
-    Tenant,
-}
-
-impl Role {
-    /// The name shown beside the user.
-    pub fn label(self) -> &'static str {
-        match self {
-            Role::Admin => "Platform admin",
-            Role::Tenant => "Tenant user",
-        }
-    }
-}
-
-/// The namespaces of a project: (cluster, namespace) pairs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scope {
-    pub namespaces: Vec<(String, String)>,
-}
-
-/// The signed-in user as the pages see them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CurrentUser {
-    pub username: String,
-    pub display_name: String,
-    pub role: Role,
-    /// Projects the user may switch to (an admin: all of them).
-    pub projects: Vec<String>,
-    /// The project the user works in now.
-    pub project: Option<String>,
-}
-
-impl CurrentUser {
-    /// Whether the user may `verb` the `target` (what the pages offer; the server asks again).
-    pub fn may(&self, verb: Verb, target: Target<'_>) -> bool {
-        authorize(&self.principal(), verb, target).allowed()
-    }
-
-    /// The user as the authorization rule sees them.
-    pub fn principal(&self) -> Principal {
-        match self.role {
-            Role::Admin => Principal::Admin { name: self.username.clone() },
-            Role::Tenant => Principal::Tenant { name: self.username.clone(), projects: self.projects.clone() },
-        }
-    }
-}
+use leptos::prelude::*;
 
 /// The message for any failed sign-in; the same whether the user exists or not.
 pub const WRONG_CREDENTIALS: &str = "Wrong user name or password.";
@@ -117,12 +68,6 @@ pub fn local_path(next: Option<&str>) -> String {
         }
         _ => "/".to_string(),
     }
-}
-
-/// A user-typed name as it may go into a log line: escaped (a newline cannot forge a line) and
-/// bounded (a megabyte-long name is not written in full).
-pub fn loggable(name: &str) -> String {
-    crate::domain::policy::escaped(name.trim())
 }
 
 /// Ends the session (deleted from the store, cookie cleared) and returns to the sign-in page.

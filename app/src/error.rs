@@ -58,6 +58,16 @@ impl AppError {
             AppError::TooMany { .. } => 429,
         }
     }
+
+    /// Answers the server function's request with this error's HTTP status.
+    #[cfg(feature = "ssr")]
+    pub fn set_status(&self) {
+        if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
+            && let Ok(status) = http::StatusCode::from_u16(self.status())
+        {
+            options.set_status(status);
+        }
+    }
 }
 
 impl FromServerFnError for AppError {
@@ -93,7 +103,7 @@ fn bad_argument(text: &str) -> AppError {
     let e = AppError::invalid(field, format!("This argument does not fit: {excerpt}{more}"));
     // NB: the call failed before its body ran, so nothing else sets the answer's status.
     #[cfg(feature = "ssr")]
-    crate::ssr::set_status(&e);
+    e.set_status();
     e
 }
 

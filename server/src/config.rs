@@ -172,7 +172,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
-    pub webhook: crate::webhook::WebhookArgs,
+    pub webhook: WebhookArgs,
 }
 
 /// An ingress class is the name of an IngressClass: a DNS subdomain.
@@ -278,4 +278,25 @@ mod tests {
             assert_eq!(mode(&data_dir.join("lbdesk.db")), 0o600, "{}", data_dir.display());
         }
     }
+}
+
+/// Where and with what the webhook is served.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct WebhookArgs {
+    /// Serve the validating admission webhook over HTTPS on this address (cluster mode; with
+    /// `--webhook-cert` and `--webhook-key`).
+    #[arg(long, env = "LBDESK_WEBHOOK_LISTEN", requires_all = ["webhook_cert", "webhook_key"])]
+    pub webhook_listen: Option<SocketAddr>,
+    /// The webhook's certificate chain (PEM), read again when it changes.
+    #[arg(long, env = "LBDESK_WEBHOOK_CERT")]
+    pub webhook_cert: Option<PathBuf>,
+    /// The private key of `--webhook-cert` (PEM), read again when it changes.
+    #[arg(long, env = "LBDESK_WEBHOOK_KEY")]
+    pub webhook_key: Option<PathBuf>,
+    /// The CA certificate(s) (PEM) that sign the API server's client certificate: the webhook
+    /// then answers only a caller presenting one, and audits the writes it allows with the user
+    /// the API server names. Without it the webhook answers anyone who reaches it and audits
+    /// nothing (a review's user would be whatever the caller wrote).
+    #[arg(long, env = "LBDESK_WEBHOOK_CLIENT_CA")]
+    pub webhook_client_ca: Option<PathBuf>,
 }

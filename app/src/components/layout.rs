@@ -5,8 +5,9 @@ use leptos_router::components::{A, Outlet};
 use leptos_router::hooks::use_navigate;
 use server_fn::ServerFn;
 
-use crate::auth::{CurrentUser, Logout, SwitchProject, whoami};
+use crate::auth::{Logout, SwitchProject, whoami};
 use crate::domain::access::{Target, Verb};
+use crate::domain::user::CurrentUser;
 use crate::error::AppError;
 
 /// The signed-in user, provided by [`Layout`] to every screen.

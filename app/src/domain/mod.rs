@@ -10,3 +10,4 @@ pub mod ipam;
 pub mod irule;
 pub mod policy;
 pub mod routing;
+pub mod user;

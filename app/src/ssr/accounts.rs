@@ -4,7 +4,7 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 
 use super::db::Db;
-use crate::auth::{Role, Scope};
+use crate::domain::user::{Role, Scope};
 
 /// A user row with what the pages need.
 #[derive(Clone, Debug, PartialEq, Eq)]

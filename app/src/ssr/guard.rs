@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::audit::{Entry, Via};
-use crate::auth::CurrentUser;
 use crate::domain::access::{Principal, Target, Verb, Verdict, authorize};
+use crate::domain::user::CurrentUser;
 use crate::error::AppError;
 
 /// The signed-in user a server function acts for.

@@ -19,7 +19,7 @@ pub use state::AppState;
 use leptos::prelude::*;
 use tower_sessions::Session;
 
-use crate::auth::CurrentUser;
+use crate::domain::user::CurrentUser;
 use crate::error::AppError;
 use accounts::Account;
 
@@ -97,18 +97,9 @@ pub async fn user() -> Result<CurrentUser, AppError> {
 /// Sets the HTTP status of a failed server function from its error, then passes it on.
 pub fn reply<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     if let Err(e) = &result {
-        set_status(e);
+        e.set_status();
     }
     result
-}
-
-/// Answers the current request with the HTTP status of `e`.
-pub fn set_status(e: &AppError) {
-    if let Some(options) = use_context::<leptos_axum::ResponseOptions>()
-        && let Ok(status) = http::StatusCode::from_u16(e.status())
-    {
-        options.set_status(status);
-    }
 }
 
 /// The management cluster's client.

@@ -20,7 +20,7 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::auth::loggable;
+use crate::domain::policy::loggable;
 use crate::error::AppError;
 
 /// How many attempts are free and how long the waits are.

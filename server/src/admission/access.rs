@@ -39,8 +39,8 @@ impl Admission {
         };
         let projects = self.db.projects_of(&account).await.map_err(unavailable)?;
         Ok(match account.role {
-            app::auth::Role::Admin => Principal::Admin { name: account.username },
-            app::auth::Role::Tenant => Principal::Tenant { name: account.username, projects },
+            app::domain::user::Role::Admin => Principal::Admin { name: account.username },
+            app::domain::user::Role::Tenant => Principal::Tenant { name: account.username, projects },
         })
     }
 

@@ -331,19 +331,18 @@ pub async fn replace(api: &Api, call: &Call, objects: &Objects) -> Result<Respon
         call,
         objects,
         |_| Ok((sent.take().map_or_else(|| call.json(), Ok)?, precondition)),
-        |current, next| super::apply::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
+        |current, next| super::managed::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
     )
     .await
 }
 
-/// PATCH: JSON merge patch (strategic merge is read as merge), JSON patch, and server-side
-/// apply (`apply`).
+/// PATCH: JSON merge patch (strategic merge is read as merge) and JSON patch (server-side apply
+/// is `apply`'s).
 pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
     let media = call.content_type.split(';').next().unwrap_or("").trim();
     let json_patch = match media {
         "application/merge-patch+json" | "application/strategic-merge-patch+json" => false,
         "application/json-patch+json" => true,
-        "application/apply-patch+yaml" => return super::apply::handle(api, call, objects).await,
         other => return Err(ApiError::UnsupportedMediaType(format!("unsupported patch type {other:?}"))),
     };
     let patch: Value = call.json()?;
@@ -376,7 +375,7 @@ pub async fn patch(api: &Api, call: &Call, objects: &Objects) -> Result<Response
             }
             Ok((doc, precondition))
         },
-        |current, next| super::apply::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
+        |current, next| super::managed::track(current, next, call.param("fieldManager").unwrap_or("unknown")),
     )
     .await
 }

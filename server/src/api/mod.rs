@@ -7,6 +7,7 @@
 mod admission;
 mod apply;
 mod handlers;
+mod managed;
 pub mod object;
 mod prepare;
 pub mod resources;
@@ -238,6 +239,9 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
         (Method::GET, true) => handlers::get(api, &call, &objects).await,
         (Method::POST, false) if !objects.status => handlers::create(api, &call, &objects).await,
         (Method::PUT, true) => handlers::replace(api, &call, &objects).await,
+        (Method::PATCH, true) if call.content_type.starts_with("application/apply-patch+yaml") => {
+            apply::handle(api, &call, &objects).await
+        }
         (Method::PATCH, true) => handlers::patch(api, &call, &objects).await,
         (Method::DELETE, true) if !objects.status => handlers::delete(api, &call, &objects).await,
         _ => Err(ApiError::MethodNotAllowed),

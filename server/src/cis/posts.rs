@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use app::domain::as3::validate::validate_as_cis;
+use app::domain::cis::World;
 use app::domain::cis::args::CisArgs;
 use app::domain::cis::members::Backends;
-use app::domain::cis::post::{Posted, World, post};
+use app::domain::cis::post::{Posted, post};
 use app::domain::crd::CisSpec;
 use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Node, Service};
 use k8s_openapi::api::networking::v1::Ingress;

@@ -8,7 +8,7 @@
 pub mod loadbalancer;
 
 use anyhow::Context;
-use app::auth::Role;
+use app::domain::user::Role;
 use app::ssr::accounts::{Account, hash_password};
 use app::ssr::db::Db;
 

@@ -16,7 +16,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio::sync::watch as signal;
 
-use super::{Context, Result, Shutdown, loadbalancer};
+use super::{Context, Result, Shutdown};
 
 /// How often the capacity counters are brought up to date.
 const COUNT_EVERY: Duration = Duration::from_secs(1);
@@ -153,5 +153,5 @@ async fn write_capacity(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     if lb.status.as_ref().and_then(|s| s.capacity.as_ref()) == capacity.as_ref() {
         return Ok(());
     }
-    loadbalancer::patch_status(ctx, lb, json!({"capacity": capacity})).await.map(drop)
+    super::status::patch_lb_status(ctx, lb, json!({"capacity": capacity})).await.map(drop)
 }

@@ -71,18 +71,6 @@ async fn delete_credentials(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
     Ok(())
 }
 
-/// Merges `status` into `lb`'s status, on the version read: false when a concurrent change
-/// won (no error: the caller reads again and writes again, now or on its next pass).
-pub(super) async fn patch_status(ctx: &Context, lb: &Loadbalancer, status: serde_json::Value) -> Result<bool> {
-    let patch = serde_json::json!({"metadata": {"resourceVersion": lb.resource_version()}, "status": status});
-    let api: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
-    match api.patch_status(&lb.name_any(), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch)).await {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// After a failure: log, and retry with backoff.
 pub fn error_policy(lb: Arc<Loadbalancer>, error: &Error, ctx: Arc<Context>) -> Action {
     retry_after(&ctx, &format!("lb/{}", lb.name_any()), error)

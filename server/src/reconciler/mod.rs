@@ -86,6 +86,11 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Whether an object is not being deleted.
+fn live<K: kube::Resource>(o: &K) -> bool {
+    o.meta().deletion_timestamp.is_none()
+}
+
 /// How the reconciler runs.
 #[derive(Clone, Debug)]
 pub struct Config {

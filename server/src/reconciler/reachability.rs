@@ -8,8 +8,8 @@ use kube::Api;
 use kube::ResourceExt;
 use serde_json::json;
 
+use super::Context;
 use super::status::set_condition;
-use super::{Context, loadbalancer, tenant};
 
 /// Writes of a condition tried before the next report.
 const ATTEMPTS: usize = 5;
@@ -35,7 +35,7 @@ pub(super) async fn set_on_loadbalancers<'r>(
 ) {
     let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     for lb in
-        ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && tenant::live(&**lb))
+        ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && super::live(&**lb))
     {
         let mut lb = (*lb).clone();
         let (ok, reason, message) = of(&lb);
@@ -49,7 +49,7 @@ pub(super) async fn set_on_loadbalancers<'r>(
             if conditions == before {
                 break;
             }
-            let read = match loadbalancer::patch_status(ctx, &lb, json!({"conditions": conditions})).await {
+            let read = match super::status::patch_lb_status(ctx, &lb, json!({"conditions": conditions})).await {
                 Ok(true) => break,
                 Ok(false) => lbs.get_opt(&lb.name_any()).await.map_err(super::Error::from),
                 Err(e) => Err(e),

@@ -1,7 +1,7 @@
 //! A ticket's status: phase transitions with their history, conditions, and the write (only
 //! when something changed).
 
-use app::domain::crd::{Condition, HistoryEntry, Lbticket, LbticketStatus, Phase};
+use app::domain::crd::{Condition, HistoryEntry, Lbticket, LbticketStatus, Loadbalancer, Phase};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::events::{Event, EventType};
@@ -102,4 +102,16 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
     }
     ctx.crash_point(Step::StatusWrite).await;
     Ok(written)
+}
+
+/// Merges `status` into `lb`'s status, on the version read: false when a concurrent change
+/// won (no error: the caller reads again and writes again, now or on its next pass).
+pub(super) async fn patch_lb_status(ctx: &Context, lb: &Loadbalancer, status: serde_json::Value) -> Result<bool> {
+    let patch = serde_json::json!({"metadata": {"resourceVersion": lb.resource_version()}, "status": status});
+    let api: kube::Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
+    match api.patch_status(&lb.name_any(), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch)).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -102,7 +102,7 @@ async fn report_unusable(ctx: &Context) {
         .loadbalancers
         .state()
         .iter()
-        .filter(|lb| tenant::live(&***lb))
+        .filter(|lb| super::live(&***lb))
         .map(|lb| lb.spec.cluster.clone())
         .collect();
     for cluster in named {

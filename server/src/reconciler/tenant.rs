@@ -18,16 +18,13 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::labels::{Labels, differing, label_namespaces, label_services};
+use super::live;
 use super::plan::{Faults, Placed, Plan, Tenant, held_back, plan};
 use super::status::set_condition;
 use super::{Context, Error, Result, Step, ingress};
 
 fn name_of(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or_default()
-}
-
-pub(super) fn live<K: kube::Resource>(o: &K) -> bool {
-    o.meta().deletion_timestamp.is_none()
 }
 
 /// Whether a ticket places anything in its member cluster now: listeners or F5 Ingresses.

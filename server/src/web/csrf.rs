@@ -121,9 +121,9 @@ pub async fn same_origin_writes(State(site): State<SiteOrigin>, req: Request, ne
         return next.run(req).await;
     };
     tracing::warn!(
-        path = %app::auth::loggable(req.uri().path()),
-        origin = %app::auth::loggable(origin.unwrap_or("-")),
-        fetch_site = %app::auth::loggable(fetch_site.unwrap_or("-")),
+        path = %app::domain::policy::loggable(req.uri().path()),
+        origin = %app::domain::policy::loggable(origin.unwrap_or("-")),
+        fetch_site = %app::domain::policy::loggable(fetch_site.unwrap_or("-")),
         "refused a write that did not come from this site (behind a proxy, set --public-url to the address users type)"
     );
     super::refuse(req, StatusCode::FORBIDDEN, &app::error::AppError::Forbidden(message.into())).await

@@ -1,6 +1,6 @@
 //! Users, projects, passwords and the session store, on both databases.
 
-use app::auth::Role;
+use app::domain::user::Role;
 use app::ssr::accounts::verify_password;
 use server::demo;
 use tower_sessions::SessionStore;

@@ -160,7 +160,7 @@ pub struct Options {
     /// The built site (`pkg/`, favicon).
     pub site_root: PathBuf,
     /// The admission webhook over HTTPS.
-    pub webhook: server::webhook::WebhookArgs,
+    pub webhook: server::config::WebhookArgs,
 }
 
 impl Default for Options {

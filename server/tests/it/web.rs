@@ -1,6 +1,6 @@
 //! Sign-in, sessions and the guards, through HTTP as a browser would, on both databases.
 
-use app::auth::{CurrentUser, Role};
+use app::domain::user::{CurrentUser, Role};
 use app::error::AppError;
 use reqwest::StatusCode;
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use app::auth::CurrentUser;
+use app::domain::user::CurrentUser;
 use app::error::AppError;
 use reqwest::StatusCode;
 

@@ -13,7 +13,7 @@ use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::{Map, Value, json};
 
 use super::members::ready_nodes;
-use super::post::{World, watched};
+use super::{World, watched};
 
 /// `as3FormattedString` for Ingresses (as3Utils.go:383–398): `.`, `+` and `-` become `_`.
 fn formatted(name: &str) -> String {

@@ -9,3 +9,33 @@ pub mod args;
 pub mod ingress;
 pub mod members;
 pub mod post;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::networking::v1::Ingress;
+
+use args::CisArgs;
+use members::Backends;
+
+/// The member cluster as CIS reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct World<'a> {
+    pub args: &'a CisArgs,
+    pub namespaces: &'a [Namespace],
+    pub configmaps: &'a [ConfigMap],
+    pub ingresses: &'a [Ingress],
+    pub backends: Backends<'a>,
+    /// The schema version BIG-IP's AS3 reports (`/mgmt/shared/appsvcs/info`), which CIS
+    /// writes in the header.
+    pub schema_version: &'a str,
+}
+
+/// Whether CIS watches the namespace `name` (its informers follow `--namespace` or
+/// `--namespace-label`; `--hubmode` does not widen them).
+pub fn watched(world: &World<'_>, name: &str) -> bool {
+    let labels = world
+        .namespaces
+        .iter()
+        .find(|n| n.metadata.name.as_deref() == Some(name))
+        .map(|n| n.metadata.labels.clone().unwrap_or_default());
+    labels.is_some_and(|l| world.args.watches(name, &l))
+}

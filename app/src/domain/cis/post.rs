@@ -6,26 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use k8s_openapi::api::networking::v1::Ingress;
+use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::{Map, Value, json};
 
-use super::args::CisArgs;
-use super::ingress;
-use super::members::{self, Backends};
-
-/// The member cluster as CIS reads it.
-#[derive(Clone, Copy, Debug)]
-pub struct World<'a> {
-    pub args: &'a CisArgs,
-    pub namespaces: &'a [Namespace],
-    pub configmaps: &'a [ConfigMap],
-    pub ingresses: &'a [Ingress],
-    pub backends: Backends<'a>,
-    /// The schema version BIG-IP's AS3 reports (`/mgmt/shared/appsvcs/info`), which CIS
-    /// writes in the header.
-    pub schema_version: &'a str,
-}
+use super::members;
+use super::{World, ingress, watched};
 
 /// One POST to BIG-IP: the path under `/mgmt/shared/appsvcs/declare` and the AS3 request.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,17 +66,6 @@ fn header(schema_version: &str, carried: &Map<String, Value>) -> Map<String, Val
 
 fn named(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
     format!("{}/{}", meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
-}
-
-/// Whether CIS watches the namespace `name` (its informers follow `--namespace` or
-/// `--namespace-label`; `--hubmode` does not widen them).
-pub fn watched(world: &World<'_>, name: &str) -> bool {
-    let labels = world
-        .namespaces
-        .iter()
-        .find(|n| n.metadata.name.as_deref() == Some(name))
-        .map(|n| n.metadata.labels.clone().unwrap_or_default());
-    labels.is_some_and(|l| world.args.watches(name, &l))
 }
 
 /// A ConfigMap's tenants with their pools filled, as `processCfgMap` returns them
@@ -243,7 +217,10 @@ pub fn post(world: &World<'_>, validate: &dyn Fn(&Value) -> Result<(), String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{Endpoints, Node, Service};
+    use crate::domain::cis::args::CisArgs;
+    use crate::domain::cis::members::Backends;
+    use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Service};
+    use k8s_openapi::api::networking::v1::Ingress;
 
     fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
         serde_json::from_value(v).expect("a Kubernetes object")

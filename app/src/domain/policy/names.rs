@@ -25,6 +25,12 @@ pub fn shown(value: &str) -> String {
     format!("\"{}\"", escaped(value))
 }
 
+/// A user-typed name as it may go into a log line: escaped (a newline cannot forge a line) and
+/// bounded (a megabyte-long name is not written in full).
+pub fn loggable(name: &str) -> String {
+    escaped(name.trim())
+}
+
 /// `value` cut at 64 characters (an ellipsis says so), with what could mislead whoever reads it
 /// escaped as `\u{…}`: quotes and backslashes, control characters (a newline cannot forge a log
 /// line), and invisible and direction-changing characters (a name cannot pass for another).

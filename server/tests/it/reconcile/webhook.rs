@@ -5,7 +5,7 @@
 use app::domain::crd::Phase;
 use kube::api::PostParams;
 use serde_json::{Value, json};
-use server::webhook::WebhookArgs;
+use server::config::WebhookArgs;
 
 use super::{loadbalancer, ticket, wait_phase, world};
 use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
