@@ -96,36 +96,55 @@ pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     let chunks = split.split_modules;
 
     if profile == Profile::Release {
-        step("optimising the main module and every chunk (wasm-opt -Oz)");
-        let wasm_opt = root.join("end2end/node_modules/.bin/wasm-opt").to_string_lossy().into_owned();
-        for module in std::iter::once(&main).chain(&chunks) {
-            let arg = module.to_string_lossy().into_owned();
-            sh(
-                &root,
-                &wasm_opt,
-                &[
-                    "-Oz",
-                    "--converge",
-                    // NB: metadata for toolchains, never read by a browser; in every one of ~90
-                    // modules it costs about 10 KB gzipped in all.
-                    "--strip-debug",
-                    "--strip-producers",
-                    "--strip-target-features",
-                    "--enable-bulk-memory",
-                    "--enable-nontrapping-float-to-int",
-                    &arg,
-                    "-o",
-                    &arg,
-                ],
-                &[],
-            )?;
-        }
+        step("optimising the main module and every chunk (wasm-opt -Oz, one per core)");
+        let modules: Vec<&PathBuf> = std::iter::once(&main).chain(&chunks).collect();
+        optimise(&root.join("end2end/node_modules/.bin/wasm-opt"), &modules)?;
     }
 
     let manifest: BTreeMap<String, Vec<String>> = split.prefetch_map.into_iter().collect();
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| format!("could not write the manifest: {e}"))?;
     std::fs::write(pkg.join(MANIFEST), text).map_err(|e| format!("could not write the manifest: {e}"))?;
     Ok(Bundle { main, chunks, manifest })
+}
+
+/// Runs `wasm_opt` on every module, in place, as many at once as the machine has cores: on 2
+/// cores 2 min 4 s instead of 2 min 40 s one at a time, the same bytes. NB: Debian's native
+/// binaryen (version 108) does it all in 11 s but 5.5 KB larger, and `-Oz` without `--converge`
+/// 633 B larger in 1 min 45 s (docs/perf.md): the npm binaryen 132 it is.
+fn optimise(wasm_opt: &Path, modules: &[&PathBuf]) -> Result {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    for batch in modules.chunks(cores) {
+        let running: Vec<_> = batch
+            .iter()
+            .map(|module| {
+                Command::new(wasm_opt)
+                    .args([
+                        "-Oz",
+                        "--converge",
+                        // NB: metadata for toolchains, never read by a browser; in every one of
+                        // ~200 modules it costs about 10 KB gzipped in all.
+                        "--strip-debug",
+                        "--strip-producers",
+                        "--strip-target-features",
+                        "--enable-bulk-memory",
+                        "--enable-nontrapping-float-to-int",
+                    ])
+                    .arg(module)
+                    .arg("-o")
+                    .arg(module)
+                    .spawn()
+                    .map(|child| (module, child))
+                    .map_err(|e| format!("could not start {}: {e}", wasm_opt.display()))
+            })
+            .collect::<Result<_>>()?;
+        for (module, mut child) in running {
+            let status = child.wait().map_err(|e| format!("wasm-opt on {}: {e}", module.display()))?;
+            if !status.success() {
+                return Err(format!("wasm-opt failed on {} ({status})", module.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes `<file>.br` and `<file>.gz` beside every script, module and stylesheet of `pkg`, for

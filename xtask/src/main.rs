@@ -75,7 +75,15 @@ fn site_dir() -> PathBuf {
     root().join("target/site")
 }
 
+/// Starts a step, saying how long the one before took (to see where a run's time goes).
 fn step(what: &str) {
+    use std::sync::Mutex;
+    static LAST: Mutex<Option<(String, Instant)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((before, started)) = last.take() {
+        eprintln!("\n(took {:.0?}: {before})", started.elapsed());
+    }
+    *last = Some((what.to_string(), Instant::now()));
     eprintln!("\n==> {what}");
 }
 
@@ -241,6 +249,7 @@ fn test() -> Result {
     step("end-to-end tests in headless Chromium, on the release bundle");
     let bin_arg = bin.to_string_lossy().into_owned();
     sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
+    step("done");
     eprintln!("\nall tests passed in {:.0?}", started.elapsed());
     Ok(())
 }
