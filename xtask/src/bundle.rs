@@ -58,8 +58,14 @@ pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     let _ = std::fs::remove_dir_all(pkg);
     std::fs::create_dir_all(pkg).map_err(|e| format!("could not create {}: {e}", pkg.display()))?;
 
-    step("splitting the bundle into per-screen chunks");
     let input = std::fs::read(&raw).map_err(|e| format!("could not read {}: {e}", raw.display()))?;
+    let key = (profile == Profile::Release).then(|| cache_key(&input)).transpose()?;
+    if let Some(bundle) = key.as_deref().map(|k| from_cache(k, pkg)).transpose()?.flatten() {
+        step("the browser build is unchanged: the bundle made from it before is reused");
+        return Ok(bundle);
+    }
+
+    step("splitting the bundle into per-screen chunks");
     let split_main = raw.with_file_name("frontend_split.wasm");
     let main_module = format!("./{OUTPUT_NAME}.js");
     let split = wasm_split_cli_support::transform({
@@ -104,7 +110,58 @@ pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     let manifest: BTreeMap<String, Vec<String>> = split.prefetch_map.into_iter().collect();
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| format!("could not write the manifest: {e}"))?;
     std::fs::write(pkg.join(MANIFEST), text).map_err(|e| format!("could not write the manifest: {e}"))?;
-    Ok(Bundle { main, chunks, manifest })
+    let bundle = Bundle { main, chunks, manifest };
+    if let Some(key) = key {
+        to_cache(&key, pkg, &bundle)?;
+    }
+    Ok(bundle)
+}
+
+/// Where the release bundle made from one raw module is kept: splitting and wasm-opt take two
+/// minutes, and most test runs change nothing in the browser build. One entry, the last.
+fn cache_dir() -> PathBuf {
+    target_dir().join("bundle-cache")
+}
+
+/// What a bundle is made from: the raw module and the xtask that makes it (its tools' flags).
+fn cache_key(raw: &[u8]) -> Result<String> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let exe = std::env::current_exe().and_then(std::fs::read).map_err(|e| format!("could not read the xtask: {e}"))?;
+    let mut hasher = DefaultHasher::new();
+    (raw, exe.as_slice(), crate::WASM_BINDGEN).hash(&mut hasher);
+    Ok(format!("{:016x}", hasher.finish()))
+}
+
+/// The bundle kept under `key`, copied into `pkg`, if there is one.
+fn from_cache(key: &str, pkg: &Path) -> Result<Option<Bundle>> {
+    let dir = cache_dir().join(key);
+    let Ok(index) = std::fs::read_to_string(dir.join("chunks.json")) else { return Ok(None) };
+    let names: Vec<String> = serde_json::from_str(&index).map_err(|e| format!("a broken bundle cache: {e}"))?;
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("could not read {}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        crate::copy(&entry.path(), &pkg.join(entry.file_name()))?;
+    }
+    let _ = std::fs::remove_file(pkg.join("chunks.json"));
+    let manifest =
+        std::fs::read_to_string(pkg.join(MANIFEST)).map_err(|e| format!("could not read the manifest: {e}"))?;
+    let manifest = serde_json::from_str(&manifest).map_err(|e| format!("a broken manifest: {e}"))?;
+    let chunks = names.iter().map(|n| pkg.join(n)).collect();
+    Ok(Some(Bundle { main: pkg.join(format!("{OUTPUT_NAME}.wasm")), chunks, manifest }))
+}
+
+/// Keeps `bundle` (in `pkg`) under `key`, in place of any other.
+fn to_cache(key: &str, pkg: &Path, bundle: &Bundle) -> Result {
+    let _ = std::fs::remove_dir_all(cache_dir());
+    let dir = cache_dir().join(key);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    for entry in std::fs::read_dir(pkg).map_err(|e| format!("could not read {}: {e}", pkg.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        crate::copy(&entry.path(), &dir.join(entry.file_name()))?;
+    }
+    let names: Vec<String> =
+        bundle.chunks.iter().filter_map(|c| c.file_name().map(|n| n.to_string_lossy().into_owned())).collect();
+    let index = serde_json::to_string(&names).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("chunks.json"), index).map_err(|e| format!("could not write the bundle cache: {e}"))
 }
 
 /// Runs `wasm_opt` on every module, in place, as many at once as the machine has cores: on 2

@@ -16,7 +16,7 @@ use std::time::Instant;
 mod bundle;
 
 /// The exact wasm-bindgen the workspace pins; the CLI must match it.
-const WASM_BINDGEN: &str = "0.2.130";
+pub(crate) const WASM_BINDGEN: &str = "0.2.130";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const OUTPUT_NAME: &str = "lbdesk";
 /// Where the test PostgreSQL listens (loopback only).
@@ -203,7 +203,7 @@ fn build_server(profile: Profile) -> Result<PathBuf> {
     Ok(target_dir().join(if profile == Profile::Release { "release" } else { "debug" }).join("lbdesk"))
 }
 
-fn copy(from: &Path, to: &Path) -> Result {
+pub(crate) fn copy(from: &Path, to: &Path) -> Result {
     std::fs::copy(from, to)
         .map(|_| ())
         .map_err(|e| format!("could not copy {} to {}: {e}", from.display(), to.display()))
