@@ -252,7 +252,14 @@ fn test() -> Result {
         &["test", "--workspace", "--exclude", "frontend", "--", "--test-threads=6"],
         &[("LBDESK_TEST_POSTGRES_URL", &pg_url)],
     )?;
-    let bin = build_server(Profile::Debug)?;
+    // NB: the server the end-to-end tests run is the one `cargo test` just built for the
+    // integration tests (`CARGO_BIN_EXE_lbdesk`, the workspace's features): `cargo build -p
+    // server` would resolve the server's features alone and compile some 60 crates again (56 s
+    // on a fresh clone).
+    let bin = target_dir().join("debug").join("lbdesk");
+    if !bin.exists() {
+        return Err(format!("{} is missing: the integration tests build it", bin.display()));
+    }
     step("end-to-end tests in headless Chromium, on the release bundle");
     let bin_arg = bin.to_string_lossy().into_owned();
     sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
