@@ -32,7 +32,7 @@ test('a wrong password shows the error at the form and does not sign in', async 
 test('a tenant signs in, sees their project, and not the admin screen', async ({ page }) => {
   await signIn(page, users.alice);
   await expect(page.getByTestId('current-user')).toHaveText(users.alice.display);
-  await expect(page.getByLabel('Project')).toHaveValue('project-a');
+  await expect(page.getByLabel('Project', { exact: true })).toHaveValue('project-a');
   await expect(page.getByTestId('project')).toHaveText('Project: project-a');
   const nav = page.getByRole('navigation', { name: 'Main' });
   await expect(nav.getByRole('link', { name: 'Address requests' })).toBeVisible();
