@@ -115,6 +115,7 @@ pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     let manifest: BTreeMap<String, Vec<String>> = split.prefetch_map.into_iter().collect();
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| format!("could not write the manifest: {e}"))?;
     std::fs::write(pkg.join(MANIFEST), text).map_err(|e| format!("could not write the manifest: {e}"))?;
+    compress(pkg, profile)?;
     let bundle = Bundle { main, chunks, manifest };
     if let Some(key) = key {
         to_cache(&key, pkg, &bundle)?;
@@ -215,9 +216,9 @@ fn optimise(wasm_opt: &Path, modules: &[&PathBuf]) -> Result {
     })
 }
 
-/// Writes `<file>.br` and `<file>.gz` beside every script, module and stylesheet of `pkg`, for
-/// the server to send to browsers that accept them (`Content-Encoding`), so nothing is
-/// compressed per request. Release files get the strongest settings; debug ones (only the
+/// Writes `<file>.br` and `<file>.gz` beside every script, module and stylesheet of `pkg` that
+/// has none yet, for the server to send to browsers that accept them (`Content-Encoding`), so
+/// nothing is compressed per request. Release files get the strongest settings; debug ones (only the
 /// end-to-end run uses them) quicker ones. Returns how many files were compressed.
 pub fn compress(pkg: &Path, profile: Profile) -> Result<usize> {
     use std::io::Write;
@@ -232,8 +233,13 @@ pub fn compress(pkg: &Path, profile: Profile) -> Result<usize> {
         if !path.extension().is_some_and(|e| e == "wasm" || e == "js" || e == "css") {
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
         let with = |ext: &str| PathBuf::from(format!("{}.{ext}", path.display()));
+        // NB: `build` compresses what it makes and keeps the copies in its cache; only what
+        // was added beside it since (the stylesheet) is left.
+        if with("br").exists() && with("gz").exists() {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
         let mut br = Vec::new();
         let params = brotli::enc::BrotliEncoderParams { quality, lgwin: 22, ..Default::default() };
         brotli::BrotliCompress(&mut bytes.as_slice(), &mut br, &params)

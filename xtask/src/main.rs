@@ -179,8 +179,8 @@ fn build(profile: Profile) -> Result<PathBuf> {
     Ok(bin)
 }
 
-/// Puts the stylesheet and the static files beside a built bundle in `site`, and the
-/// compressed copies of the bundle's files beside them.
+/// Puts the stylesheet and the static files beside a built bundle in `site`, the stylesheet's
+/// compressed copies beside it (the bundle's own were made with it).
 fn finish_site(site: &Path, profile: Profile) -> Result {
     let root = root();
     let pkg = site.join("pkg");
