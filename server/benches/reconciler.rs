@@ -187,6 +187,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config {
         ensure_every: Duration::from_secs(3600),
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
+        retry_ceiling: Duration::from_secs(60),
     };
     let started = Instant::now();
     let first = Arc::new(Context::new(clusters.clone(), driver.clone(), config.clone()));

@@ -146,6 +146,11 @@ pub struct ServeArgs {
     /// Seconds between full reconciles that repair drift (generated objects edited by hand).
     #[arg(long, env = "LBDESK_ENSURE_INTERVAL", default_value_t = 300)]
     pub ensure_interval: u64,
+    /// Seconds a failed reconcile waits at most before it is tried again (1–3600): the wait
+    /// doubles from half a second with each failure of the same object.
+    #[arg(long, env = "LBDESK_RETRY_MAX_DELAY", default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub retry_max_delay: u64,
     /// The ingress class the member clusters' CIS watches (its `--ingress-class`): lbdesk's
     /// Ingresses carry it, and the F5 Ingress pages show it.
     #[arg(long, env = "LBDESK_INGRESS_CLASS", default_value = app::domain::cis_ingress::DEFAULT_CLASS,

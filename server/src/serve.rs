@@ -185,6 +185,7 @@ impl Server {
             let config = reconciler::Config {
                 ensure_every: Duration::from_secs(args.ensure_interval.max(1)),
                 ingress_class: args.ingress_class.clone(),
+                retry_ceiling: Duration::from_secs(args.retry_max_delay),
             };
             Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config).with_metrics(metrics.clone()))
         });

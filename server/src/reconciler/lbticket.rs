@@ -48,7 +48,7 @@ async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<A
         kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => Error::Finalizer(other.to_string()),
     })?;
-    ctx.succeeded(&name);
+    ctx.backoff.succeeded(&name);
     Ok(action)
 }
 

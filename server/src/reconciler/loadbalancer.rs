@@ -49,7 +49,7 @@ async fn reconcile_loadbalancer(lb: Arc<Loadbalancer>, ctx: &Arc<Context>) -> Re
         kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => Error::Finalizer(other.to_string()),
     })?;
-    ctx.succeeded(&format!("lb/{name}"));
+    ctx.backoff.succeeded(&format!("lb/{name}"));
     Ok(action)
 }
 

@@ -9,6 +9,7 @@
 
 mod addresses;
 mod allocation;
+mod backoff;
 mod cis;
 mod crash;
 #[cfg(test)]
@@ -98,6 +99,8 @@ pub struct Config {
     pub ensure_every: Duration,
     /// The ingress class the member clusters' CIS watches (its `--ingress-class`).
     pub ingress_class: String,
+    /// The longest a failed reconcile waits before it is tried again.
+    pub retry_ceiling: Duration,
 }
 
 /// How much the reconciler has done (for benchmarks and logs).
@@ -157,8 +160,8 @@ pub struct Context {
     ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
     /// Wakes the member clusters' syncers.
     wakers: Arc<syncers::Wakers>,
-    /// Consecutive failures per object, for the backoff.
-    failures: std::sync::Mutex<HashMap<String, u32>>,
+    /// Consecutive failures per object, and how long each waits for its next attempt.
+    backoff: backoff::Backoff,
     /// A planned crash: integration tests only, `None` in production.
     crash: Option<Arc<Crash>>,
 }
@@ -173,6 +176,7 @@ impl Context {
         // NB: never ready, never read: every run puts its own caches in first.
         let caches =
             Caches { tickets: reflector::store().0, rules: reflector::store().0, loadbalancers: reflector::store().0 };
+        let backoff = backoff::Backoff::new(config.retry_ceiling);
         Context {
             clusters,
             driver,
@@ -188,7 +192,7 @@ impl Context {
             memo: Default::default(),
             ingresses: Default::default(),
             wakers: Arc::default(),
-            failures: Default::default(),
+            backoff,
             crash: None,
         }
     }
@@ -241,7 +245,7 @@ impl Context {
         self.ledger().clear();
         self.memo.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.failures.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.backoff.clear();
     }
 
     /// The address books. NB: never held across an await.
@@ -259,17 +263,6 @@ impl Context {
     fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
         let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry(cluster.to_string()).or_default().clone()
-    }
-
-    fn backoff(&self, key: &str) -> Duration {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let n = failures.entry(key.to_string()).or_default();
-        *n = n.saturating_add(1);
-        Duration::from_millis(500u64.saturating_mul(1 << (*n - 1).min(7))).min(Duration::from_secs(60))
-    }
-
-    fn succeeded(&self, key: &str) {
-        self.failures.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
     }
 }
 
@@ -374,7 +367,7 @@ async fn measured<T>(ctx: &Context, kind: &str, reconcile: impl Future<Output = 
 
 /// The requeue after a failure: exponential per object, 0.5 s to 60 s.
 fn retry_after(ctx: &Context, key: &str, error: &Error) -> Action {
-    let delay = ctx.backoff(key);
+    let delay = ctx.backoff.failed(key);
     tracing::warn!(object = %key, error = %error, kind = error.metric_label(), retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }

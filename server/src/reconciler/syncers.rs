@@ -136,12 +136,12 @@ async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutd
             }
             match result {
                 Ok(_) => {
-                    ctx.succeeded(&key);
+                    ctx.backoff.succeeded(&key);
                     ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     break;
                 }
                 Err(e) => {
-                    let delay = ctx.backoff(&key);
+                    let delay = ctx.backoff.failed(&key);
                     tracing::warn!(%cluster, error = %e, retry_in = ?delay, "sync failed");
                     tokio::select! {
                         _ = tokio::time::sleep(delay) => {}

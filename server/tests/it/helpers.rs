@@ -153,6 +153,8 @@ pub struct Options {
     pub driver: server::driver::sim::Behaviour,
     pub driver_timeout: u64,
     pub ensure_interval: u64,
+    /// The longest wait before a failed reconcile is tried again (`--retry-max-delay`).
+    pub retry_max_delay: u64,
     /// Run the reconciler inside lbdesk (tests of the reconciler itself start their own).
     pub reconciler: bool,
     /// TLS for the web UI and the connections' idle timeout.
@@ -171,6 +173,7 @@ impl Default for Options {
             driver: Default::default(),
             driver_timeout: 2,
             ensure_interval: 300,
+            retry_max_delay: 60,
             reconciler: true,
             http: Default::default(),
             site_root: PathBuf::from("target/site"),
@@ -211,6 +214,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver_sim_config: Some(sim_config),
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
+        retry_max_delay: options.retry_max_delay,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
         leader_elect: false,

@@ -191,7 +191,7 @@ async fn a_password_reset_ends_the_sessions_begun_before_it(backend: Backend) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_ends_at_its_lifetime_even_in_use_and_after_its_idle_time_unused() {
+async fn a_session_ends_at_its_lifetime_even_in_use() {
     // Lifetime: 3 s from sign-in, however often it is used.
     let http = server::config::HttpArgs { session_lifetime: 3, ..Default::default() };
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { http, ..Default::default() }).await;
@@ -205,7 +205,10 @@ async fn a_session_ends_at_its_lifetime_even_in_use_and_after_its_idle_time_unus
     }
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "past its lifetime");
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ends_after_its_idle_time_unused_and_use_keeps_it() {
     // Idle: 2 s without a request ends it; requests keep it alive past that.
     let http = server::config::HttpArgs { session_idle: 2, ..Default::default() };
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { http, ..Default::default() }).await;

@@ -26,7 +26,11 @@ async fn cis_ready(lbs: &Api<Loadbalancer>) -> Option<Condition> {
 async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_its_reason() {
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
     let w = world(&lbdesk).await;
-    let config = reconciler::Config { ensure_every: Duration::from_secs(1), ingress_class: "f5".into() };
+    let config = reconciler::Config {
+        ensure_every: Duration::from_secs(1),
+        ingress_class: "f5".into(),
+        retry_ceiling: Duration::from_secs(60),
+    };
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));
     let run = tokio::spawn(reconciler::run(ctx.clone(), std::future::pending()));
     // The load balancer the embedded clusters' CIS is configured for (README: its nsselector).

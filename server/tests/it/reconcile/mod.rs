@@ -148,11 +148,13 @@ async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
         .expect("state");
 }
 
-/// How the tests' own reconcilers run: the default ingress class, no ensure pass meanwhile.
+/// How the tests' own reconcilers run: the default ingress class and retry ceiling, no ensure
+/// pass meanwhile.
 fn config() -> reconciler::Config {
     reconciler::Config {
         ensure_every: Duration::from_secs(300),
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
+        retry_ceiling: Duration::from_secs(60),
     }
 }
 

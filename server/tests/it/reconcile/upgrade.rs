@@ -123,7 +123,12 @@ async fn the_configmap_and_labels_of_the_earlier_version_are_corrected_without_a
     w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
     w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
     wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    until("the ConfigMap", 10, || async { super::deployed(&w.member).await.is_some() }).await;
+    // NB: the listener's, not merely a ConfigMap: on a busy machine the first sync can write the
+    // tenant before the listener is in it.
+    until("the ConfigMap carrying the listener", 10, || async {
+        super::deployed(&w.member).await.is_some_and(|d| d.to_string().contains(r#""vs_web_80""#))
+    })
+    .await;
     let configmaps: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
     let namespaces: Api<Namespace> = Api::all(w.member.clone());
 
