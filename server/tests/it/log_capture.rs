@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use tracing_subscriber::filter::{EnvFilter, filter_fn};
+use tracing_subscriber::filter::{EnvFilter, dynamic_filter_fn};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -65,7 +65,11 @@ fn install() {
             .with_ansi(false)
             .with_writer(ToBuffer)
             .with_filter(EnvFilter::new(LEVELS))
-            .with_filter(filter_fn(|_| buffer().active > 0));
+            // NB: asked at every event, not once per call site: a `filter_fn` is asked once,
+            // when a call site is first reached, and a call site first reached while no capture
+            // was alive stayed silent for the whole run (the Kubernetes client's lines went
+            // missing from captures depending on which test reached them first).
+            .with_filter(dynamic_filter_fn(|_, _| buffer().active > 0));
         tracing_subscriber::registry().with(layer).try_init().map_err(|e| e.to_string())
     });
     if let Err(e) = installed {
