@@ -82,7 +82,7 @@ pub async fn seed(db: &Db, fixed_passwords: bool) -> anyhow::Result<Logins> {
             None
         };
         if let Some(password) = &password {
-            set_user(db, user, password).await?;
+            set_user(db, user, password, fixed_passwords).await?;
         }
         logins.push((user.username.to_string(), password, describe(user)));
     }
@@ -90,14 +90,30 @@ pub async fn seed(db: &Db, fixed_passwords: bool) -> anyhow::Result<Logins> {
     Ok(logins)
 }
 
-async fn set_user(db: &Db, user: &DemoUser, password: &str) -> anyhow::Result<()> {
+async fn set_user(db: &Db, user: &DemoUser, password: &str, fixed: bool) -> anyhow::Result<()> {
     let account = Account { username: user.username.into(), display_name: user.display_name.into(), role: user.role };
-    let hash = hash_password(password).map_err(|e| anyhow::anyhow!("could not hash a password: {e}"))?;
+    let hash = if fixed { fixed_hash(password) } else { hash_password(password).map_err(|e| e.to_string()) }
+        .map_err(|e| anyhow::anyhow!("could not hash a password: {e}"))?;
     db.upsert_user(&account, &hash, now()).await?;
     for project in user.projects {
         db.add_member(project, user.username).await?;
     }
     Ok(())
+}
+
+/// The hash of a fixed demo password, made once per process. NB: those passwords are printed
+/// and published (README), so a salt shared by the databases one process seeds hides nothing;
+/// hashing five of them at every start cost each lbdesk a test suite starts about a fifth of a
+/// second of CPU.
+fn fixed_hash(password: &str) -> Result<String, String> {
+    static HASHES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut hashes = HASHES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, hash)) = hashes.iter().find(|(p, _)| p == password) {
+        return Ok(hash.clone());
+    }
+    let hash = hash_password(password).map_err(|e| e.to_string())?;
+    hashes.push((password.to_string(), hash.clone()));
+    Ok(hash)
 }
 
 fn describe(user: &DemoUser) -> String {
@@ -119,7 +135,7 @@ pub async fn reset_passwords(store: &StoreArgs) -> anyhow::Result<()> {
     let mut logins = Vec::new();
     for user in &USERS {
         let password = random_password();
-        set_user(&db, user, &password).await?;
+        set_user(&db, user, &password, false).await?;
         // NB: a reset ends every session begun before it (a stolen cookie dies with the password).
         db.end_sessions(user.username, app::ssr::now_micros()).await?;
         logins.push((user.username.to_string(), Some(password), describe(user)));
