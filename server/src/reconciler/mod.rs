@@ -35,9 +35,10 @@ use app::domain::ipam::Ledger;
 use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
 use futures::{FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::{Event, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::Mutex;
@@ -141,6 +142,9 @@ pub struct Context {
     pub driver: DriverClient,
     /// Publishes the Events shown on the tickets.
     pub recorder: Recorder,
+    /// Events being published (off the tickets' path), waited for when a run ends so that
+    /// none lands after it.
+    events: std::sync::Mutex<tokio::task::JoinSet<()>>,
     pub config: Config,
     pub counters: Counters,
     /// What `/metrics` exports.
@@ -181,6 +185,7 @@ impl Context {
             clusters,
             driver,
             recorder,
+            events: Default::default(),
             config,
             counters: Counters::default(),
             metrics: Arc::default(),
@@ -217,6 +222,28 @@ impl Context {
         };
         self.metrics.driver_called(hook.label(), status);
         answer
+    }
+
+    /// Publishes `event` on `reference` without waiting for it: an Event is a record for
+    /// people, not a step of a ticket's lifecycle.
+    fn publish(&self, event: Event, reference: ObjectReference) {
+        let recorder = self.recorder.clone();
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        while events.try_join_next().is_some() {}
+        events.spawn(async move {
+            if let Err(e) = recorder.publish(&event, &reference).await {
+                tracing::warn!(error = %e, "could not record an event");
+            }
+        });
+    }
+
+    /// Waits (a few seconds at most) for the Events still being published; drops the rest.
+    async fn events_published(&self) {
+        let mut events = std::mem::take(&mut *self.events.lock().unwrap_or_else(|p| p.into_inner()));
+        let drained = async { while events.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(5), drained).await.is_err() {
+            tracing::warn!("events still unpublished when the reconciler stopped were dropped");
+        }
     }
 
     /// The same context, halting at `crash` (integration tests).
@@ -351,6 +378,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         }
     };
     tokio::join!(rule_cache, ledger, work);
+    ctx.events_published().await;
     ctx.synced.store(false, Ordering::Relaxed);
     ctx.running.store(false, Ordering::Relaxed);
     ctx.metrics.leading(false);

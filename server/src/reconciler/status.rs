@@ -92,13 +92,7 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
             action: "Reconcile".into(),
             secondary: None,
         };
-        // NB: off the ticket's path: an Event is a record for people, not a step of the lifecycle.
-        let (recorder, reference) = (ctx.recorder.clone(), ticket.object_ref(&()));
-        tokio::spawn(async move {
-            if let Err(e) = recorder.publish(&event, &reference).await {
-                tracing::warn!(error = %e, "could not record an event");
-            }
-        });
+        ctx.publish(event, ticket.object_ref(&()));
     }
     ctx.crash_point(Step::StatusWrite).await;
     Ok(written)
