@@ -146,8 +146,12 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     })
     .await;
     assert_eq!(clusters_offered(&admin, &url).await, Vec::<String>::new(), "an unusable cluster is not offered");
-    let scraped = scrape(&metrics_url).await;
-    assert_eq!(sample(&scraped, &format!(r#"lbdesk_member_cluster_reachable{{cluster="{CLUSTER}"}}"#)), Some(0.0));
+    // NB: the gauge is set beside the status, not before it: waited for too.
+    until("the gauge says unreachable", 10, || async {
+        let scraped = scrape(&metrics_url).await;
+        sample(&scraped, &format!(r#"lbdesk_member_cluster_reachable{{cluster="{CLUSTER}"}}"#)) == Some(0.0)
+    })
+    .await;
 
     // Mended, then removed: followed both ways.
     let mut mended = secrets.get(CLUSTER).await.expect("secret");
