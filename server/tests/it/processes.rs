@@ -6,8 +6,6 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
-use crate::helpers::until;
-
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
@@ -38,6 +36,37 @@ pub async fn answers(url: String) -> bool {
     reqwest::get(url).await.is_ok_and(|r| r.status().is_success())
 }
 
+/// `lbdesk` with the arguments `args` makes of `N` free ports, once the URL `ready` makes of
+/// them answers (within `seconds`), and those ports. NB: a port found free can be taken before
+/// the child binds it (by another test's server binding port 0): the child then exits at once,
+/// and it is started again on other ports (seen once as a 30 s wait for the driver in a CI run).
+pub async fn on_free_ports<const N: usize>(
+    dir: &Path,
+    name: &str,
+    seconds: u64,
+    args: impl Fn([u16; N]) -> Vec<String>,
+    ready: impl Fn([u16; N]) -> String,
+) -> (Process, [u16; N]) {
+    for _ in 0..5 {
+        let ports = std::array::from_fn(|_| free_port());
+        let mut child = Process(lbdesk(dir, name, &args(ports)));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while tokio::time::Instant::now() < deadline {
+            if answers(ready(ports)).await {
+                return (child, ports);
+            }
+            if child.0.try_wait().is_ok_and(|exited| exited.is_some()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            panic!("timed out waiting for {name} (its log: {})", dir.join(format!("{name}.log")).display());
+        }
+    }
+    panic!("{name} exited at once five times (its log: {})", dir.join(format!("{name}.log")).display());
+}
+
 /// The embedded API standing in for the clusters, and a driver simulator: what lbdesk in
 /// cluster mode runs against.
 pub struct Outside {
@@ -57,21 +86,30 @@ impl Outside {
     /// Starts both in `dir`, the embedded API on the database at `database_url` (else SQLite
     /// in its data directory).
     pub async fn start(dir: &Path, database_url: Option<&str>) -> Outside {
-        let (web, api, sim) = (free_port(), free_port(), free_port());
         let store = store(&dir.join("embedded"), database_url);
-        let mut args = vec![
-            "serve".to_string(),
-            "--demo".into(),
-            "--no-reconciler".into(),
-            format!("--listen=127.0.0.1:{web}"),
-            format!("--api-listen=127.0.0.1:{api}"),
-            "--metrics-listen=127.0.0.1:0".into(),
-        ];
-        args.extend(store.clone());
-        let embedded = Process(lbdesk(dir, "embedded", &args));
-        until("the embedded API", 60, || answers(format!("http://127.0.0.1:{web}/healthz"))).await;
-        let driver = Process(lbdesk(dir, "driver", &["driver-sim".into(), format!("--listen=127.0.0.1:{sim}")]));
-        until("the driver", 30, || answers(format!("http://127.0.0.1:{sim}/_calls"))).await;
+        let embedded_args = |[web, api]: [u16; 2]| {
+            let mut args = vec![
+                "serve".to_string(),
+                "--demo".into(),
+                "--no-reconciler".into(),
+                format!("--listen=127.0.0.1:{web}"),
+                format!("--api-listen=127.0.0.1:{api}"),
+                "--metrics-listen=127.0.0.1:0".into(),
+            ];
+            args.extend(store.clone());
+            args
+        };
+        let (embedded, [_, api]) =
+            on_free_ports(dir, "embedded", 60, embedded_args, |[web, _]| format!("http://127.0.0.1:{web}/healthz"))
+                .await;
+        let (driver, [sim]) = on_free_ports(
+            dir,
+            "driver",
+            30,
+            |[sim]| vec!["driver-sim".into(), format!("--listen=127.0.0.1:{sim}")],
+            |[sim]| format!("http://127.0.0.1:{sim}/_calls"),
+        )
+        .await;
         let outside = Outside {
             dir: dir.to_path_buf(),
             store,

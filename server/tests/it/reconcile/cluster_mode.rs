@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::metrics::{sample, scrape};
 use super::{CLUSTER, deployed, loadbalancer, ticket, wait_phase};
 use crate::helpers::{signed_in_at, until};
-use crate::processes::{Outside, Process, answers, free_port, lbdesk};
+use crate::processes::{Outside, on_free_ports};
 use crate::web_tls::certificate;
 
 /// The Secret registering `CLUSTER` with `kubeconfig`.
@@ -53,18 +53,20 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
     let outside = Outside::start(dir, None).await;
     let member_kubeconfig = outside.kubeconfig_of(Some(CLUSTER));
     let ca = certificate(dir);
-    let (port, hook, metrics) = (free_port(), free_port(), free_port());
-    let mut args = outside.cluster_mode("lbdesk", None, (port, metrics));
-    args.extend([
-        "--demo".to_string(),
-        format!("--webhook-listen=127.0.0.1:{hook}"),
-        format!("--webhook-cert={}", dir.join("cert.pem").display()),
-        format!("--webhook-key={}", dir.join("key.pem").display()),
-    ]);
-    let _lbdesk = Process(lbdesk(dir, "lbdesk", &args));
+    let args = |[port, hook, metrics]: [u16; 3]| {
+        let mut args = outside.cluster_mode("lbdesk", None, (port, metrics));
+        args.extend([
+            "--demo".to_string(),
+            format!("--webhook-listen=127.0.0.1:{hook}"),
+            format!("--webhook-cert={}", dir.join("cert.pem").display()),
+            format!("--webhook-key={}", dir.join("key.pem").display()),
+        ]);
+        args
+    };
+    let (_lbdesk, [port, hook, metrics]) =
+        on_free_ports(dir, "lbdesk", 60, args, |[port, ..]| format!("http://127.0.0.1:{port}/readyz")).await;
     let url = format!("http://127.0.0.1:{port}");
     let metrics_url = format!("http://127.0.0.1:{metrics}");
-    until("lbdesk ready", 60, || answers(format!("{url}/readyz"))).await;
     let admin = signed_in_at(&url, "admin").await;
     assert_eq!(clusters_offered(&admin, &url).await, Vec::<String>::new(), "no member cluster registered yet");
 
