@@ -13,7 +13,7 @@ use kube::api::{Api, ListParams, PostParams};
 use server::driver::sim::Call;
 
 use crate::helpers::{Backend, TestDb, until};
-use crate::processes::{Outside, Process, free_port, lbdesk};
+use crate::processes::{Outside, Process, on_free_ports};
 
 const TICKETS: usize = 200;
 
@@ -40,16 +40,20 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
     let db = TestDb::new(Backend::Postgres).await;
     let dir = db.dir.path();
     let outside = Outside::start(dir, Some(&db.url)).await;
-    let ports = [(free_port(), free_port()), (free_port(), free_port())];
-    let mut replicas: Vec<Option<Process>> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, ports)| {
-            let mut args = outside.cluster_mode(&format!("replica-{i}"), Some(&db.url), *ports);
+    let mut replicas: Vec<Option<Process>> = Vec::new();
+    let mut ports = Vec::new();
+    for i in 0..2 {
+        let name = format!("replica-{i}");
+        let args = |[port, metrics]: [u16; 2]| {
+            let mut args = outside.cluster_mode(&name, Some(&db.url), (port, metrics));
             args.push("--leader-elect".into());
-            Some(Process(lbdesk(dir, &format!("replica-{i}"), &args)))
-        })
-        .collect();
+            args
+        };
+        let (replica, [port, metrics]) =
+            on_free_ports(dir, &name, 60, args, |[port, _]| format!("http://127.0.0.1:{port}/healthz")).await;
+        replicas.push(Some(replica));
+        ports.push((port, metrics));
+    }
     until("a leader", 60, || async { leads(ports[0].1).await || leads(ports[1].1).await }).await;
 
     let mgmt = outside.mgmt().await;
