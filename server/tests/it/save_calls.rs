@@ -39,6 +39,18 @@ async fn a_listener_save_calls_the_api_at_most_twice() {
     let alice = User::sign_in(&lbdesk, "alice").await;
     ok::<String>(alice.json("ticket/save", json!({"form": ticket_form("calls", "default", "")})).await).await;
     wait_phase(&alice, "calls", Phase::Enabled).await;
+    let choices = |name: &'static str| {
+        let alice = &alice;
+        async move {
+            let choices: ListenerChoices =
+                ok(alice.json("listener/choices", json!({"ticket": "calls", "name": name})).await).await;
+            choices
+        }
+    };
+    // NB: a status the reconciler writes during a save makes the write lose its race on
+    // `resourceVersion` and go again (one more call, by design), so each save starts once the
+    // reconciler has written what it observed of the ticket.
+    until("the request carried", 30, || async { choices("").await.address.carried == Carried::Yes }).await;
     let capture = Capture::start();
     let services = vec![ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 }];
     let form = ListenerForm { ticket: "calls".into(), name: "web".into(), port: 80, services, ..Default::default() };
@@ -52,16 +64,9 @@ async fn a_listener_save_calls_the_api_at_most_twice() {
         "{made:#?}"
     );
 
-    // An edit on the same Services: the write alone. NB: once the reconciler has written what it
-    // observed of the first save (a status written meanwhile makes the write lose its race on
-    // `resourceVersion` and go again: one more call, by design).
-    let choices = || async {
-        let choices: ListenerChoices =
-            ok(alice.json("listener/choices", json!({"ticket": "calls", "name": "web"})).await).await;
-        choices
-    };
-    until("the first save carried", 30, || async { choices().await.address.carried == Carried::Yes }).await;
-    let choices = choices().await;
+    // An edit on the same Services: the write alone.
+    until("the first save carried", 30, || async { choices("web").await.address.carried == Carried::Yes }).await;
+    let choices = choices("web").await;
     let edit = ListenerForm { generation: Some(choices.address.generation), session: Session::SourceAddress, ..form };
     let id = "save-calls-edit";
     save(&alice, &lbdesk.url, id, &edit).await;
