@@ -174,6 +174,10 @@ pub struct ServeArgs {
     /// audits its writes: the pages made them and audited them already.
     #[arg(long, env = "LBDESK_OWN_USER", default_value = "system:serviceaccount:lbdesk-system:lbdesk")]
     pub own_user: String,
+    /// Users sign in with the bank's directory (LDAP / Active Directory) as this YAML file
+    /// says (see the README, "Signing in with a directory").
+    #[arg(long, env = "LBDESK_DIRECTORY")]
+    pub directory: Option<PathBuf>,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]

@@ -151,6 +151,14 @@ impl Server {
         if args.demo && args.mode == Mode::Embedded {
             crate::demo::loadbalancer::seed(clusters.mgmt()).await.context("could not seed the demo load balancer")?;
         }
+        let directory = match &args.directory {
+            Some(file) => Some(Arc::new(app::ssr::directory::Directory::load(file).map_err(anyhow::Error::msg)?)),
+            None => None,
+        };
+        // NB: so that the sign-in page can say from the first visit whether it answers.
+        if let Some(directory) = directory.clone() {
+            tokio::spawn(async move { directory.probe().await });
+        }
         let leptos_options = LeptosOptions::builder()
             .output_name("lbdesk")
             .site_root(args.site_root.to_string_lossy().to_string())
@@ -196,6 +204,7 @@ impl Server {
             ingress_class: args.ingress_class.clone(),
             caches,
             saves: Default::default(),
+            directory,
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.

@@ -152,6 +152,16 @@ fn setup(browser: bool) -> Result {
         if output("kubectl", &["version", "--client"]).is_none() {
             missing.push("kubectl");
         }
+        // The directory sign-in tests run a throw-away OpenLDAP with a certificate they make.
+        if !Path::new("/usr/sbin/slapd").exists() {
+            missing.push("slapd");
+        }
+        if !Path::new("/usr/bin/ldapmodify").exists() {
+            missing.push("ldap-utils");
+        }
+        if output("openssl", &["version"]).is_none() {
+            missing.push("openssl");
+        }
         if !missing.is_empty() {
             step(&format!("installing Debian packages: {}", missing.join(" ")));
             apt_install(&missing)?;

@@ -6,6 +6,7 @@ pub mod cis;
 pub mod cis_ingress;
 pub mod crc32;
 pub mod crd;
+pub mod directory;
 pub mod ipam;
 pub mod irule;
 pub mod policy;

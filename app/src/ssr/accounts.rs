@@ -34,6 +34,9 @@ pub fn decoy_hash() -> &'static str {
     DECOY.get_or_init(|| hash_password(&format!("{:x}", rand::random::<u128>())).unwrap_or_default())
 }
 
+/// The `source` of a directory account (else `local`).
+const DIRECTORY: &str = "directory";
+
 fn role_of(s: &str) -> Role {
     if s == "admin" { Role::Admin } else { Role::Tenant }
 }
@@ -68,7 +71,7 @@ impl Db {
         sqlx::query(
             "INSERT INTO users (username, display_name, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (username) DO UPDATE SET display_name = excluded.display_name, \
-             password_hash = excluded.password_hash, role = excluded.role",
+             password_hash = excluded.password_hash, role = excluded.role, source = 'local'",
         )
         .bind(&account.username)
         .bind(&account.display_name)
@@ -78,6 +81,79 @@ impl Db {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// Whether `username` is a directory account, and when its groups were last read (unix
+    /// microseconds); `None` for no such user.
+    pub async fn directory_account(&self, username: &str) -> Result<Option<(bool, i64)>, sqlx::Error> {
+        let row: Option<(String, i64)> = sqlx::query_as("SELECT source, synced_at FROM users WHERE username = $1")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|(source, synced)| (source == DIRECTORY, synced)))
+    }
+
+    /// Records a directory user as the directory has them now (`at`, unix microseconds): their
+    /// name, role and memberships (of the projects that exist), in one transaction. Refused
+    /// (`Ok(false)`) for the name of a local account, which a directory cannot take over.
+    pub async fn sync_directory_user(
+        &self,
+        account: &Account,
+        projects: &[String],
+        at: i64,
+    ) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let source: Option<String> = sqlx::query_scalar("SELECT source FROM users WHERE username = $1")
+            .bind(&account.username)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if source.is_some_and(|s| s != DIRECTORY) {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO users (username, display_name, password_hash, role, created_at, source, synced_at) \
+             VALUES ($1, $2, '', $3, $4, 'directory', $5) \
+             ON CONFLICT (username) DO UPDATE SET display_name = excluded.display_name, role = excluded.role, \
+             synced_at = excluded.synced_at",
+        )
+        .bind(&account.username)
+        .bind(&account.display_name)
+        .bind(role_str(account.role))
+        .bind(at / 1_000_000)
+        .bind(at)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM project_members WHERE username = $1")
+            .bind(&account.username)
+            .execute(&mut *tx)
+            .await?;
+        for project in projects {
+            sqlx::query(
+                "INSERT INTO project_members (project, username) SELECT name, $2 FROM projects WHERE name = $1",
+            )
+            .bind(project)
+            .bind(&account.username)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Takes everything from a directory user the directory no longer grants anything: their
+    /// memberships, the admin role, and every session begun before `at` (unix microseconds).
+    pub async fn revoke_directory_user(&self, username: &str, at: i64) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM project_members WHERE username = $1").bind(username).execute(&mut *tx).await?;
+        sqlx::query(
+            "UPDATE users SET role = 'tenant', sessions_since = $1, synced_at = $1 \
+             WHERE username = $2 AND source = 'directory'",
+        )
+        .bind(at)
+        .bind(username)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
     }
 
     /// The instant (unix microseconds) before which `username`'s sessions are over; `None` for
@@ -100,10 +176,11 @@ impl Db {
     }
 
     /// Every account with its projects (memberships; an admin's are every project's, so none
-    /// are listed) and the instant its sessions were last ended (unix microseconds, 0 for never).
-    pub async fn accounts(&self) -> Result<Vec<(Account, Vec<String>, i64)>, sqlx::Error> {
-        let users: Vec<(String, String, String, i64)> =
-            sqlx::query_as("SELECT username, display_name, role, sessions_since FROM users ORDER BY username")
+    /// are listed), the instant its sessions were last ended (unix microseconds, 0 for never) and
+    /// whether it is a directory account.
+    pub async fn accounts(&self) -> Result<Vec<(Account, Vec<String>, i64, bool)>, sqlx::Error> {
+        let users: Vec<(String, String, String, i64, String)> =
+            sqlx::query_as("SELECT username, display_name, role, sessions_since, source FROM users ORDER BY username")
                 .fetch_all(&self.pool)
                 .await?;
         let members: Vec<(String, String)> =
@@ -112,13 +189,13 @@ impl Db {
                 .await?;
         Ok(users
             .into_iter()
-            .map(|(username, display_name, role, since)| {
+            .map(|(username, display_name, role, since, source)| {
                 let role = role_of(&role);
                 let projects = match role {
                     Role::Admin => Vec::new(),
                     Role::Tenant => members.iter().filter(|(u, _)| *u == username).map(|(_, p)| p.clone()).collect(),
                 };
-                (Account { username, display_name, role }, projects, since)
+                (Account { username, display_name, role }, projects, since, source == DIRECTORY)
             })
             .collect())
     }

@@ -7,6 +7,8 @@ pub mod caches;
 pub mod change;
 pub mod clusters;
 pub mod db;
+pub mod directory;
+pub mod directory_users;
 pub mod guard;
 pub mod preview;
 pub mod saves;

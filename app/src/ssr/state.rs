@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::caches::Caches;
 use super::clusters::Clusters;
 use super::db::Db;
+use super::directory::Directory;
 use super::saves::Saves;
 
 /// What every server function and route handler can reach.
@@ -24,4 +25,7 @@ pub struct AppState {
     /// Changes to one AS3 tenant, one at a time.
     #[from_ref(skip)]
     pub saves: Saves,
+    /// The bank's directory users sign in with (`--directory`), if one is configured.
+    #[from_ref(skip)]
+    pub directory: Option<Arc<Directory>>,
 }

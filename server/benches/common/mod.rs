@@ -39,6 +39,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: Default::default(),
         webhook: Default::default(),
+        directory: None,
     })
 }
 

@@ -40,6 +40,7 @@ pub struct SessionPolicy {
 struct Guard {
     db: app::ssr::db::Db,
     policy: SessionPolicy,
+    directory: Option<std::sync::Arc<app::ssr::directory::Directory>>,
 }
 
 /// The pages' routes, listed once per process.
@@ -70,7 +71,7 @@ pub fn router(
         .with_same_site(SameSite::Lax)
         .with_secure(secure_cookies)
         .with_expiry(Expiry::OnInactivity(idle));
-    let guard = Guard { db: state.db.clone(), policy };
+    let guard = Guard { db: state.db.clone(), policy, directory: state.directory.clone() };
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -122,7 +123,8 @@ fn bundle(options: &leptos::config::LeptosOptions) -> Router {
 
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || path.starts_with("/pkg/")
+    matches!(path, "/login" | "/api/login" | "/api/sign-in-info" | "/healthz" | "/readyz" | "/favicon.svg")
+        || path.starts_with("/pkg/")
 }
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).
@@ -151,8 +153,8 @@ async fn require_session(State(guard): State<Guard>, session: Session, req: Requ
     res
 }
 
-/// Whether `user`'s session still signs them in: begun within its lifetime, and after the
-/// user's last password reset. One that no longer does is ended. A session in use is seen again
+/// Whether `user`'s session still signs them in: begun within its lifetime, after the user's
+/// last password reset, and (a directory user) still granted something by their groups. One that no longer does is ended. A session in use is seen again
 /// (and so kept from its idle timeout) at most every quarter of the timeout, not on every request.
 async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
     let now = app::ssr::now_micros();
@@ -169,6 +171,13 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
         }
     };
     if !valid {
+        if let Err(e) = session.flush().await {
+            tracing::warn!(error = %e, "could not end a session");
+        }
+        return false;
+    }
+    // A directory user's groups are read again once their refresh period has passed.
+    if !app::ssr::directory_users::still_granted(&guard.db, guard.directory.as_deref(), user, now).await {
         if let Err(e) = session.flush().await {
             tracing::warn!(error = %e, "could not end a session");
         }

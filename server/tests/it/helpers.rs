@@ -163,6 +163,8 @@ pub struct Options {
     pub site_root: PathBuf,
     /// The admission webhook over HTTPS.
     pub webhook: server::config::WebhookArgs,
+    /// The directory configuration file (`--directory`).
+    pub directory: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -178,6 +180,7 @@ impl Default for Options {
             http: Default::default(),
             site_root: PathBuf::from("target/site"),
             webhook: Default::default(),
+            directory: None,
         }
     }
 }
@@ -223,6 +226,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         own_user: "system:serviceaccount:lbdesk-system:lbdesk".into(),
         http: options.http.clone(),
         webhook: options.webhook.clone(),
+        directory: options.directory.clone(),
     };
     let server = Server::build(args).await.expect("lbdesk starts");
     // NB: the public URL is what users see; the test talks to the bound port.

@@ -7,6 +7,7 @@ mod boundary;
 mod cis;
 mod conformance;
 mod demo;
+mod directory;
 mod ha;
 mod helpers;
 mod hostile;

@@ -106,12 +106,13 @@ fn users(rows: Vec<UserRow>, end: ServerAction<EndSessions>) -> AnyView {
     if rows.is_empty() {
         return view! { <NoRows message="No accounts yet." /> }.into_any();
     }
-    table(&["User", "Name", "Role", "Projects", "Sessions last ended", ""], rows, move |u| {
+    table(&["User", "Name", "Signs in with", "Role", "Projects", "Sessions last ended", ""], rows, move |u| {
         let name = u.username.clone();
         view! {
             <tr data-testid="user-row">
                 <td>{u.username.clone()}</td>
                 <td>{u.display_name}</td>
+                <td>{if u.directory { "Directory" } else { "Local account" }}</td>
                 <td>{u.role}</td>
                 <td>{if u.projects.is_empty() { "—".to_string() } else { u.projects.join(", ") }}</td>
                 <td>{if u.sessions_ended.is_empty() {

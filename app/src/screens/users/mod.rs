@@ -25,6 +25,8 @@ crate::lazy_screen!(users_screen {
 pub struct UserRow {
     pub username: String,
     pub display_name: String,
+    /// Whether the account is the directory's (its role and projects follow its groups).
+    pub directory: bool,
     /// The role's label.
     pub role: String,
     /// The projects a tenant is a member of (an admin works in every project).

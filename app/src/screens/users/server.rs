@@ -24,9 +24,10 @@ async fn users() -> Result<Vec<UserRow>, AppError> {
     let accounts = state()?.db.accounts().await.map_err(|e| internal("could not read the accounts", e))?;
     Ok(accounts
         .into_iter()
-        .map(|(account, projects, since)| UserRow {
+        .map(|(account, projects, since, directory)| UserRow {
             username: account.username,
             display_name: account.display_name,
+            directory,
             role: account.role.label().to_string(),
             projects,
             sessions_ended: if since > 0 { rfc3339_of_micros(since) } else { String::new() },

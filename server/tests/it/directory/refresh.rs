@@ -1,0 +1,132 @@
+//! A directory user's groups are read again while they stay signed in; the mapping is read again
+//! when it changes; a directory that is down or hangs keeps no one waiting, and local
+//! break-glass accounts still sign in (unless switched off).
+
+use std::time::{Duration, Instant};
+
+use app::auth::WRONG_CREDENTIALS;
+use app::error::AppError;
+use reqwest::StatusCode;
+
+use super::{Slapd, Style, lbdesk_with, me, sign_in};
+use crate::helpers::{Backend, until};
+use crate::log_capture::Capture;
+
+/// Signs `name` in (they must be let in) and returns the browser.
+async fn signed_in(lbdesk: &crate::helpers::Lbdesk, name: &str, password: &str) -> reqwest::Client {
+    let (client, status, body) = sign_in(lbdesk, name, password).await;
+    assert!(status.is_success() || status.is_redirection(), "{name} signs in: {status} {body}");
+    client
+}
+
+async fn projects(lbdesk: &crate::helpers::Lbdesk, client: &reqwest::Client) -> Result<Vec<String>, StatusCode> {
+    me(lbdesk, client).await.map(|u| u.projects)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_taken_out_of_a_group_loses_its_project_within_the_refresh_period() {
+    let slapd = Slapd::start();
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "refreshSeconds: 1").await;
+    let erik = signed_in(&lbdesk, "erik", "erik-directory").await;
+    let both = vec!["project-a".to_string(), "project-b".to_string()];
+    assert_eq!(projects(&lbdesk, &erik).await, Ok(both));
+
+    slapd.remove_member("team-b-ops", "uid=erik");
+    let taken = Instant::now();
+    until("erik loses project-b", 10, || async { projects(&lbdesk, &erik).await == Ok(vec!["project-a".into()]) })
+        .await;
+    assert!(taken.elapsed() < Duration::from_secs(4), "within the period: {:?}", taken.elapsed());
+
+    // Out of every mapped group: the open session ends, and signing in again is refused.
+    slapd.remove_member("team-a-dev", "uid=erik");
+    until("erik's session ends", 10, || async { projects(&lbdesk, &erik).await == Err(StatusCode::UNAUTHORIZED) })
+        .await;
+    let (_, status, _) = sign_in(&lbdesk, "erik", "erik-directory").await;
+    assert!(!status.is_success(), "erik is let in nowhere now");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mapping_is_read_again_when_it_changes() {
+    let slapd = Slapd::start();
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "refreshSeconds: 1").await;
+    let dora = signed_in(&lbdesk, "dora", "dora-directory").await;
+    assert_eq!(projects(&lbdesk, &dora).await, Ok(vec!["project-a".to_string()]));
+    let mapping = slapd.dir.path().join("mapping.yaml");
+    // A broken mapping is refused and the last good one kept.
+    std::fs::write(&mapping, "projects: {Not A Name: [team-a-dev]}\n").expect("write");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(projects(&lbdesk, &dora).await, Ok(vec!["project-a".to_string()]));
+    std::fs::write(&mapping, "projects:\n  project-b: [team-a-dev]\n").expect("write");
+    until("dora's group now means project-b", 10, || async {
+        projects(&lbdesk, &dora).await == Ok(vec!["project-b".to_string()])
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_that_is_down_or_hangs_keeps_no_one_waiting_and_break_glass_still_works() {
+    let slapd = Slapd::start();
+    let capture = Capture::start();
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "").await;
+    let info = |lbdesk: &crate::helpers::Lbdesk| {
+        let url = format!("{}/api/sign-in-info", lbdesk.url);
+        async move {
+            let res = crate::helpers::browser().post(url).json(&serde_json::json!({})).send().await.expect("request");
+            res.json::<app::auth::SignInChoices>().await.expect("choices")
+        }
+    };
+    until("the directory is found up", 10, || async { info(&lbdesk).await.directory_down.is_none() }).await;
+    let up = info(&lbdesk).await;
+    assert!(up.directory && up.local_accounts, "{up:?}");
+    signed_in(&lbdesk, "dora", "dora-directory").await;
+
+    slapd.stop();
+    let started = Instant::now();
+    let (_, status, body) = sign_in(&lbdesk, "erik", "erik-directory").await;
+    let error: AppError = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let AppError::Refused(message) = error else { panic!("{body}") };
+    assert!(message.starts_with("The directory cannot be reached (") && message.contains("break-glass"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(4), "said at once: {:?}", started.elapsed());
+    let down = info(&lbdesk).await;
+    assert!(down.directory_down.is_some(), "the sign-in page says so: {down:?}");
+    crate::helpers::signed_in(&lbdesk, "admin").await;
+
+    // A directory that takes connections and never answers: refused within the timeout (2 s).
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let file = slapd.dir.path().join("directory.yaml");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let hanging = text.replace(
+        &format!("127.0.0.1:{}", slapd.ldaps),
+        &format!("127.0.0.1:{}", silent.local_addr().expect("address").port()),
+    );
+    std::fs::write(&file, hanging).expect("write");
+    let options = crate::helpers::Options { directory: Some(file), ..Default::default() };
+    let hung = crate::helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+    let started = Instant::now();
+    let (_, status, body) = sign_in(&hung, "dora", "dora-directory").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(started.elapsed() < Duration::from_secs(5), "within the timeout: {:?}", started.elapsed());
+    crate::helpers::signed_in(&hung, "admin").await;
+
+    // Neither the service account's password nor a user's ever reaches the log.
+    let log = capture.text();
+    for secret in ["lbdesk-bind-secret", "dora-directory", "erik-directory"] {
+        assert!(!log.contains(secret), "{secret} is in the log");
+    }
+    assert!(log.contains("the directory cannot be reached"), "the failure is logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_accounts_switched_off_sign_no_one_in_and_the_page_does_not_offer_them() {
+    let slapd = Slapd::start();
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::OpenLdap, "localAccounts: false").await;
+    let (client, status, body) = sign_in(&lbdesk, "admin", "admin-demo").await;
+    assert!(!status.is_success(), "{body}");
+    assert_eq!(serde_json::from_str::<AppError>(&body).ok(), Some(AppError::invalid("password", WRONG_CREDENTIALS)));
+    assert_eq!(me(&lbdesk, &client).await, Err(StatusCode::UNAUTHORIZED));
+    let page = reqwest::get(format!("{}/login", lbdesk.url)).await.expect("request").text().await.expect("page");
+    assert!(page.contains("Sign in with your directory account."), "{page}");
+    assert!(!page.contains("break-glass"), "local accounts are not offered");
+    signed_in(&lbdesk, "gina", "gina-directory").await;
+}
