@@ -1,9 +1,15 @@
 import { defineConfig } from '@playwright/test';
 import * as path from 'path';
-import { apiPort, bin, dataDir, port, serverLog } from './server';
+import { apiPort, bin, dataDir, ldapDir, ldapPort, ldapsPort, port, serverLog } from './server';
 
-// The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory.
-// Its log goes to a file that every test reads for panics (tests/fixtures.ts).
+// The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory,
+// signing directory users in with a throw-away OpenLDAP (their groups read again every 2 s). Its
+// log goes to a file that every test reads for panics (tests/fixtures.ts).
+const directory = [
+  `{ kill $(cat '${ldapDir}/slapd.pid' 2>/dev/null) 2>/dev/null; rm -rf '${ldapDir}'; }`,
+  `sh server/tests/directory/start.sh '${ldapDir}' ${ldapsPort} ${ldapPort}`,
+  `echo 'refreshSeconds: 2' >> '${ldapDir}/active-directory.yaml'`,
+].join(' && ');
 
 export default defineConfig({
   testDir: './tests',
@@ -36,7 +42,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && '${bin}' serve --demo --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
+    command: `rm -rf '${dataDir}' && ${directory} && '${bin}' serve --demo --directory '${ldapDir}/active-directory.yaml' --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

@@ -17,6 +17,27 @@ export const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/
 /** Its data directory, fresh for every run. */
 export const dataDir = path.join(os.tmpdir(), `lbdesk-e2e-${port}`);
 
+/** The throw-away OpenLDAP the server signs directory users in with (server/tests/directory):
+ * its directory, and its LDAPS and plain ports. */
+export const ldapDir = path.join(os.tmpdir(), `lbdesk-e2e-ldap-${port}`);
+export const ldapsPort = port + 10;
+export const ldapPort = port + 11;
+
+/** Takes `member` (a DN under ou=people) out of the directory group `group`, as the bank's
+ * directory administrators would. */
+export function removeFromGroup(group: string, member: string) {
+  const socket = encodeURIComponent(path.join(ldapDir, 'ldapi'));
+  const ldif = [
+    `dn: cn=${group},ou=groups,dc=bank,dc=example`,
+    'changetype: modify',
+    'delete: member',
+    `member: ${member},ou=people,dc=bank,dc=example`,
+    '',
+  ].join('\n');
+  const admin = ['-x', '-D', 'cn=admin,dc=bank,dc=example', '-w', 'admin-secret'];
+  execFileSync('ldapmodify', [...admin, '-H', `ldapi://${socket}`], { input: ldif });
+}
+
 /** Where the server under test writes its log (standard output and error). */
 export const serverLog = path.join(os.tmpdir(), `lbdesk-e2e-${port}.log`);
 

@@ -88,42 +88,66 @@ async fn check_credentials(name: &str, password: String) -> Result<Option<crate:
                 Err(directory_users::NotAdmitted::LocalName) => Ok(None),
             }
         }
-        (None, Some(Err(unreachable)), directory) => {
-            let local_note = if directory.is_some_and(|d| d.local_accounts()) {
-                " Local break-glass accounts can still sign in."
-            } else {
-                ""
-            };
-            Err(AppError::Refused(format!(
-                "The directory cannot be reached ({unreachable}), so directory accounts cannot sign in now.{local_note}"
-            )))
+        // NB: why is logged (`Directory`), not told to whoever opens the sign-in page.
+        (None, Some(Err(_)), directory) => {
+            Err(AppError::Refused(directory_down(directory.is_some_and(|d| d.local_accounts()))))
         }
         _ => Ok(None),
     }
 }
 
-/// What the sign-in page says about how to sign in.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SignInChoices {
-    /// Directory accounts sign in here.
-    pub directory: bool,
-    /// Local (break-glass) accounts may too; said only where a directory is configured.
-    pub local_accounts: bool,
-    /// Why the directory could not be reached at the last attempt, if it could not.
-    pub directory_down: Option<String>,
+/// The name of the page's `<meta>` carrying [`sign_in_notes`] to the browser.
+pub const SIGN_IN_NOTES: &str = "lbdesk-sign-in";
+
+/// What the sign-in page says about signing in, where a directory is configured: with which
+/// accounts (the directory's, and local break-glass ones only when they may), then, when the
+/// last attempt to reach the directory failed, that it cannot be reached and why. The server
+/// composes the lines and writes them into every page's `<meta name="lbdesk-sign-in">` (one per
+/// line), where the browser reads them: hydration sees the same text, with no request more.
+pub fn sign_in_notes() -> Vec<String> {
+    #[cfg(feature = "ssr")]
+    {
+        // NB: composed once per page, so that the `<meta>` and the page say the same.
+        #[derive(Clone)]
+        struct Composed(Vec<String>);
+        if let Some(Composed(lines)) = use_context::<Composed>() {
+            return lines;
+        }
+        let lines = compose_sign_in_notes();
+        provide_context(Composed(lines.clone()));
+        lines
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let meta = leptos::prelude::document().query_selector(&format!("meta[name={SIGN_IN_NOTES}]"));
+        let content = meta.ok().flatten().and_then(|m| m.get_attribute("content")).unwrap_or_default();
+        content.lines().map(String::from).collect()
+    }
 }
 
-/// How to sign in here, for the sign-in page (anyone may ask).
-#[server(prefix = "/api", endpoint = "sign-in-info", input = crate::codec::JsonArgs, output = crate::codec::JsonText)]
-pub async fn sign_in_info() -> Result<SignInChoices, AppError> {
-    let Some(directory) = crate::ssr::state()?.directory else { return Ok(SignInChoices::default()) };
-    let directory_down = directory.last_failure();
-    // NB: tried again meanwhile (not waited for), so that the page stops saying so once it is back.
-    if directory_down.is_some() {
-        let directory = directory.clone();
-        tokio::spawn(async move { directory.probe().await });
-    }
-    Ok(SignInChoices { directory: true, local_accounts: directory.local_accounts(), directory_down })
+/// What the sign-in page and a refused sign-in say while the directory cannot be reached.
+#[cfg(feature = "ssr")]
+fn directory_down(local_accounts: bool) -> String {
+    let still = if local_accounts { " Local break-glass accounts still can." } else { "" };
+    format!("The directory cannot be reached just now: directory accounts cannot sign in.{still}")
+}
+
+/// The lines of [`sign_in_notes`], as the directory's configuration and state say now.
+#[cfg(feature = "ssr")]
+fn compose_sign_in_notes() -> Vec<String> {
+    let Some(directory) = crate::ssr::state().ok().and_then(|s| s.directory) else { return Vec::new() };
+    let local = directory.local_accounts();
+    let how = if local {
+        "Sign in with your directory account. Local break-glass accounts may sign in here too."
+    } else {
+        "Sign in with your directory account."
+    };
+    let down = directory.last_failure().map(|_| {
+        // NB: tried again meanwhile (not waited for), so that the page stops saying so once it is back.
+        directory.probe_soon();
+        directory_down(local)
+    });
+    std::iter::once(how.to_string()).chain(down).collect()
 }
 
 /// Only a clean path on this site may follow sign-in (no open redirect). NB: browsers drop tabs

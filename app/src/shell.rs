@@ -18,6 +18,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <meta name=crate::auth::SIGN_IN_NOTES content=crate::auth::sign_in_notes().join("\n") />
                 <HydrationScripts options />
                 <MetaTags />
             </head>

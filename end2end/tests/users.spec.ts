@@ -14,13 +14,14 @@ test('an admin ends bob’s sessions: bob’s open browser leads to sign-in', as
   await expect(page).toHaveURL(/\/users$/);
   await expect(page.getByRole('heading', { level: 1, name: 'Users' })).toBeVisible();
   const row = page.getByTestId('user-row').filter({ hasText: 'Bob Tenant' });
-  await expect(row.locator('td:nth-child(4)')).toHaveText('project-b');
-  await expect(row.locator('td:nth-child(5)')).toHaveText('never');
+  await expect(row.locator('td:nth-child(3)')).toHaveText('Local account');
+  await expect(row.locator('td:nth-child(5)')).toHaveText('project-b');
+  await expect(row.locator('td:nth-child(6)')).toHaveText('never');
   await row.getByRole('button', { name: 'End sessions' }).click();
   await expect(page.getByRole('dialog', { name: 'Confirm' })).toContainText('End every session of bob?');
   await page.getByRole('button', { name: 'Yes, end sessions' }).click();
   await expect(page.getByTestId('sessions-ended')).toBeVisible();
-  await expect(row.locator('td:nth-child(5)')).not.toHaveText('never');
+  await expect(row.locator('td:nth-child(6)')).not.toHaveText('never');
 
   await bob.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Listeners' }).click();
   await expect(bob).toHaveURL(/\/login/);

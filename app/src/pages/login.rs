@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 use server_fn::ServerFn;
 
-use crate::auth::{Login as LoginAction, SignInChoices, sign_in_info};
+use crate::auth::{Login as LoginAction, sign_in_notes};
 use crate::components::controls::BusyButton;
 
 /// Sign-in form; a wrong user name or password gets one message, at the form.
@@ -16,7 +16,8 @@ pub fn Login() -> impl IntoView {
     let next = move || use_query_map().read().get("next").unwrap_or_default();
     let error = move || login.value().get().and_then(|r| r.err()).map(|e| e.to_string());
     let (username, password) = (NodeRef::<Input>::new(), NodeRef::<Input>::new());
-    let info = Resource::new(|| (), |_| sign_in_info());
+    let mut notes = sign_in_notes().into_iter();
+    let (how, down) = (notes.next(), notes.next());
     let value = |input: NodeRef<Input>| input.get().map(|i| i.value()).unwrap_or_default();
     // Without the browser bundle the form posts itself to the same server function.
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -33,7 +34,8 @@ pub fn Login() -> impl IntoView {
                     "lbdesk"
                 </h1>
                 <p class="muted">"F5 load-balancer desk"</p>
-                <Suspense>{move || info.get().and_then(Result::ok).map(|i| view! { <HowToSignIn info=i /> })}</Suspense>
+                {how.map(|how| view! { <p class="muted" data-testid="sign-in-how">{how}</p> })}
+                {down.map(|down| view! { <p class="notice-bad" role="status" data-testid="directory-down">{down}</p> })}
                 <form method="post" action=LoginAction::url() on:submit=submit>
                     <input type="hidden" name="next" value=next />
                     <div class="field">
@@ -57,29 +59,6 @@ pub fn Login() -> impl IntoView {
                 </form>
             </div>
         </div>
-    }
-}
-
-/// How to sign in here: with a directory account, and whether local break-glass accounts may
-/// (said only where a directory is configured); a plain warning while the directory is down.
-#[component]
-fn HowToSignIn(info: SignInChoices) -> impl IntoView {
-    let how = match (info.directory, info.local_accounts) {
-        (false, _) => None,
-        (true, true) => Some("Sign in with your directory account. Local break-glass accounts may sign in here too."),
-        (true, false) => Some("Sign in with your directory account."),
-    };
-    let down = info.directory_down.map(|why| {
-        let still = if info.local_accounts { " Local break-glass accounts still can." } else { "" };
-        view! {
-            <p class="notice-bad" role="status" data-testid="directory-down">
-                {format!("The directory cannot be reached ({why}): directory accounts cannot sign in now.{still}")}
-            </p>
-        }
-    });
-    view! {
-        {how.map(|text| view! { <p class="muted" data-testid="sign-in-how">{text}</p> })}
-        {down}
     }
 }
 

@@ -102,19 +102,14 @@ impl Db {
         projects: &[String],
         at: i64,
     ) -> Result<bool, sqlx::Error> {
+        // NB: the transaction's first statement writes: SQLite takes its write lock then (waiting
+        // its turn), where a read first could not upgrade while another writer holds the lock.
         let mut tx = self.pool.begin().await?;
-        let source: Option<String> = sqlx::query_scalar("SELECT source FROM users WHERE username = $1")
-            .bind(&account.username)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if source.is_some_and(|s| s != DIRECTORY) {
-            return Ok(false);
-        }
-        sqlx::query(
+        let written = sqlx::query(
             "INSERT INTO users (username, display_name, password_hash, role, created_at, source, synced_at) \
              VALUES ($1, $2, '', $3, $4, 'directory', $5) \
              ON CONFLICT (username) DO UPDATE SET display_name = excluded.display_name, role = excluded.role, \
-             synced_at = excluded.synced_at",
+             synced_at = excluded.synced_at WHERE users.source = 'directory'",
         )
         .bind(&account.username)
         .bind(&account.display_name)
@@ -123,6 +118,10 @@ impl Db {
         .bind(at)
         .execute(&mut *tx)
         .await?;
+        // A local account's name: left as it is.
+        if written.rows_affected() == 0 {
+            return Ok(false);
+        }
         sqlx::query("DELETE FROM project_members WHERE username = $1")
             .bind(&account.username)
             .execute(&mut *tx)
@@ -144,7 +143,13 @@ impl Db {
     /// memberships, the admin role, and every session begun before `at` (unix microseconds).
     pub async fn revoke_directory_user(&self, username: &str, at: i64) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("DELETE FROM project_members WHERE username = $1").bind(username).execute(&mut *tx).await?;
+        sqlx::query(
+            "DELETE FROM project_members WHERE username = $1 \
+             AND username IN (SELECT username FROM users WHERE source = 'directory')",
+        )
+        .bind(username)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "UPDATE users SET role = 'tenant', sessions_since = $1, synced_at = $1 \
              WHERE username = $2 AND source = 'directory'",

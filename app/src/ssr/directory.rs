@@ -127,6 +127,8 @@ pub struct Directory {
     mapping: Mutex<(Option<SystemTime>, Mapping)>,
     /// Why the last attempt to reach the directory failed, if it did.
     last_failure: Mutex<Option<String>>,
+    /// Whether a probe started by [`Directory::probe_soon`] is under way.
+    probing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Directory {
@@ -196,6 +198,7 @@ impl Directory {
             bind_password: password,
             mapping: Mutex::new((modified, mapping)),
             last_failure: Mutex::new(None),
+            probing: Default::default(),
         })
     }
 
@@ -233,6 +236,19 @@ impl Directory {
     /// [`Directory::last_failure`] says after.
     pub async fn probe(&self) {
         let _ = self.noted(async { self.connect().await.map(|_| ()) }).await;
+    }
+
+    /// Starts a probe in the background, unless one is under way.
+    pub fn probe_soon(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        if self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let directory = self.clone();
+        tokio::spawn(async move {
+            directory.probe().await;
+            directory.probing.store(false, Ordering::Release);
+        });
     }
 
     /// What the mapping grants `person`; the mapping file is read again when it changed (a bad

@@ -123,8 +123,7 @@ fn bundle(options: &leptos::config::LeptosOptions) -> Router {
 
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/api/sign-in-info" | "/healthz" | "/readyz" | "/favicon.svg")
-        || path.starts_with("/pkg/")
+    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || path.starts_with("/pkg/")
 }
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).

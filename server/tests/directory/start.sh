@@ -4,9 +4,13 @@
 # ldap://127.0.0.1:LDAP_PORT (for StartTLS) and on the socket DIR/ldapi (the tests' own changes,
 # as the directory's administrator: cn=admin,dc=bank,dc=example, password admin-secret), with a
 # certificate of a CA it makes (DIR/ca.pem). `kill $(cat DIR/slapd.pid)` stops it.
+# It also writes lbdesk's configuration for it, read as Active Directory is
+# (DIR/active-directory.yaml: sAMAccountName, memberOf, disabled by userAccountControl) and as
+# OpenLDAP is (DIR/openldap.yaml: uid, groups searched), with the group mapping DIR/mapping.yaml.
 # Needs Debian's slapd, ldap-utils and openssl.
 set -eu
-dir=$1
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)
 port=$2
 plain_port=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,6 +49,40 @@ overlay memberof
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by dn.exact="cn=lbdesk,ou=services,dc=bank,dc=example" read by self read by * none
 CONF
+
+printf 'lbdesk-bind-secret\n' > bind-password
+cat > mapping.yaml <<'MAPPING'
+# lb-admins are platform admins; team-a-dev works in project-a (named by its DN, in another
+# case than the directory's); team-b-ops and the posixGroup team-b-dev in project-b.
+admins: ["cn=lb-admins,ou=groups,dc=bank,dc=example"]
+projects:
+  project-a: ["CN=Team-A-Dev,OU=Groups,DC=bank,DC=example"]
+  project-b: [team-b-ops, team-b-dev]
+MAPPING
+common="url: ldaps://127.0.0.1:$port
+caFile: $dir/ca.pem
+bindDn: cn=lbdesk,ou=services,dc=bank,dc=example
+bindPasswordFile: $dir/bind-password
+mappingFile: $dir/mapping.yaml
+timeoutSeconds: 2"
+cat > active-directory.yaml <<AD
+$common
+users:
+  base: ou=people,dc=bank,dc=example
+  filter: (&(objectClass=inetOrgPerson)(!(userAccountControl:1.2.840.113556.1.4.803:=2)))
+  nameAttribute: sAMAccountName
+  memberOfAttribute: memberOf
+AD
+cat > openldap.yaml <<OL
+$common
+users:
+  base: ou=people,dc=bank,dc=example
+  filter: (&(objectClass=inetOrgPerson)(!(employeeType=disabled)))
+  nameAttribute: uid
+groups:
+  base: ou=groups,dc=bank,dc=example
+  filter: (|(member={dn})(memberUid={name}))
+OL
 
 slapadd -q -f slapd.conf -l "$here/seed.ldif"
 socket=$(printf '%s/ldapi' "$dir" | sed 's|/|%2F|g')

@@ -274,6 +274,9 @@ pub fn browser() -> reqwest::Client {
         .default_headers(same_origin.into_iter().collect())
         // NB: an answer that never comes fails the test with its URL, not the whole run.
         .timeout(std::time::Duration::from_secs(60))
+        // NB: lbdesk closes a connection idle for 30 s; one the client reused just then failed a
+        // run ("connection closed before message completed"). Dropped here well before.
+        .pool_idle_timeout(std::time::Duration::from_secs(10))
         .build()
         .expect("client")
 }

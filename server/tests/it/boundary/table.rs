@@ -124,7 +124,6 @@ pub(crate) const TABLE: &[Case] = &[
         fields: &[("username", Ty::Str, "username"), ("password", Ty::Str, "password")],
         form_encoded: true,
     },
-    Case { path: "/api/sign-in-info", access: Access::Public, args: || json!({}), fields: &[], form_encoded: false },
     Case { path: "/api/logout", access: Access::Desk, args: || json!({}), fields: &[], form_encoded: true },
     Case { path: "/api/me", access: Access::Desk, args: || json!({}), fields: &[], form_encoded: false },
     Case {

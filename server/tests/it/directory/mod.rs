@@ -1,7 +1,7 @@
 //! Signing in with a directory, against a real one: a throw-away OpenLDAP (`slapd`, started by
 //! `server/tests/directory/start.sh` with its seeded tree) on loopback, with a TLS certificate
-//! of a CA made for it. Configured as Active Directory is (`sAMAccountName`, `memberOf`,
-//! disabled accounts by `userAccountControl`) and as OpenLDAP is (`uid`, groups searched).
+//! of a CA made for it, read as Active Directory is (`sAMAccountName`, `memberOf`, disabled
+//! accounts by `userAccountControl`) and as OpenLDAP is (`uid`, groups searched).
 
 mod refresh;
 mod sign_in;
@@ -51,10 +51,6 @@ impl Slapd {
             eprintln!("slapd did not start: {}", String::from_utf8_lossy(&out.stderr));
         }
         panic!("slapd did not start (is Debian's slapd installed? `cargo xtask test` installs it)");
-    }
-
-    pub fn ca(&self) -> PathBuf {
-        self.dir.path().join("ca.pem")
     }
 
     /// Changes the directory as its administrator would (`ldapmodify` with `ldif`).
@@ -110,40 +106,17 @@ pub enum Style {
     OpenLdap,
 }
 
-/// The mapping the tests use: lb-admins are admins; team-a-dev works in project-a, team-b-ops
-/// and the posixGroup team-b-dev in project-b.
-pub const MAPPING: &str = "admins: [\"cn=lb-admins,ou=groups,dc=bank,dc=example\"]\n\
-    projects:\n  project-a: [\"CN=Team-A-Dev,OU=Groups,DC=bank,DC=example\"]\n  project-b: [team-b-ops, team-b-dev]\n";
-
-/// Writes lbdesk's directory configuration for `slapd` read in `style`, with `extra` lines
-/// (e.g. `refreshSeconds: 1`), and returns its path.
+/// lbdesk's configuration for `slapd` read in `style` (written by `start.sh`, its mapping
+/// `mapping.yaml` beside it), with `extra` lines (e.g. `refreshSeconds: 1`): its path.
 pub fn config(slapd: &Slapd, style: Style, extra: &str) -> PathBuf {
     let dir = slapd.dir.path();
-    std::fs::write(dir.join("bind-password"), "lbdesk-bind-secret\n").expect("write");
-    let mapping = dir.join("mapping.yaml");
-    if !mapping.exists() {
-        std::fs::write(&mapping, MAPPING).expect("write");
-    }
-    let users = match style {
-        Style::ActiveDirectory => "users:\n  base: ou=people,dc=bank,dc=example\n  \
-             filter: (&(objectClass=inetOrgPerson)(!(userAccountControl:1.2.840.113556.1.4.803:=2)))\n  \
-             nameAttribute: sAMAccountName\n  memberOfAttribute: memberOf\n"
-            .to_string(),
-        Style::OpenLdap => "users:\n  base: ou=people,dc=bank,dc=example\n  \
-             filter: (&(objectClass=inetOrgPerson)(!(employeeType=disabled)))\n  nameAttribute: uid\n\
-             groups:\n  base: ou=groups,dc=bank,dc=example\n  filter: (|(member={dn})(memberUid={name}))\n"
-            .to_string(),
+    let base = match style {
+        Style::ActiveDirectory => "active-directory.yaml",
+        Style::OpenLdap => "openldap.yaml",
     };
-    let text = format!(
-        "url: ldaps://127.0.0.1:{}\ncaFile: {}\nbindDn: cn=lbdesk,ou=services,dc=bank,dc=example\n\
-         bindPasswordFile: {}\nmappingFile: {}\ntimeoutSeconds: 2\n{users}{extra}\n",
-        slapd.ldaps,
-        slapd.ca().display(),
-        dir.join("bind-password").display(),
-        mapping.display(),
-    );
+    let text = std::fs::read_to_string(dir.join(base)).expect("start.sh wrote the configuration");
     let file = dir.join("directory.yaml");
-    std::fs::write(&file, text).expect("write");
+    std::fs::write(&file, format!("{text}{extra}\n")).expect("write");
     file
 }
 

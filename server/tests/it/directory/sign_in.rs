@@ -107,6 +107,24 @@ async fn start_tls_upgrades_a_plain_port_before_anything_is_sent() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_whose_certificate_is_not_trusted_is_not_sent_a_password() {
+    let slapd = Slapd::start();
+    // Without its CA file, the test directory's certificate (of a CA made for it) is checked
+    // against the system's CAs, and refused.
+    let file = super::config(&slapd, Style::OpenLdap, "");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let untrusted: String = text.lines().filter(|l| !l.starts_with("caFile:")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, untrusted).expect("write");
+    let options = crate::helpers::Options { directory: Some(file), ..Default::default() };
+    let lbdesk = crate::helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+    let capture = crate::log_capture::Capture::start();
+    let AppError::Refused(message) = refused(&lbdesk, "dora", "dora-directory").await else { panic!("refused") };
+    assert!(message.starts_with("The directory cannot be reached"), "{message}");
+    let log = capture.text();
+    assert!(log.contains("could not connect") && log.to_lowercase().contains("certificate"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_directory_user_is_throttled_and_gets_a_fresh_session_id() {
     let slapd = Slapd::start();
     let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "").await;
@@ -130,4 +148,25 @@ async fn a_directory_user_is_throttled_and_gets_a_fresh_session_id() {
         ids.push(cookie.split(';').next().unwrap_or_default().to_string());
     }
     assert_ne!(ids[0], ids[1], "the session id changes at each sign-in");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_account_cannot_take_over_a_local_one() {
+    let slapd = Slapd::start();
+    // The directory gains a `bob` of its own, in team-a-dev (project-a).
+    slapd.modify(
+        "dn: uid=bob,ou=people,dc=bank,dc=example\nchangetype: add\nobjectClass: inetOrgPerson\n\
+         objectClass: adAccount\ncn: Bob Directory\nsn: Directory\nuid: bob\nsAMAccountName: bob\n\
+         userPassword: bob-directory\nuserAccountControl: 512\n\n\
+         dn: cn=team-a-dev,ou=groups,dc=bank,dc=example\nchangetype: modify\nadd: member\n\
+         member: uid=bob,ou=people,dc=bank,dc=example\n",
+    );
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "").await;
+    assert_eq!(refused(&lbdesk, "bob", "bob-directory").await, wrong(), "the directory's password opens nothing");
+    let bob = granted(&lbdesk, "bob", "bob-demo").await;
+    assert_eq!(bob, ("bob".into(), Role::Tenant, vec!["project-b".to_string()]), "the local bob, unchanged");
+    // Nor with local accounts switched off: the name stays the local account's, which signs in no more.
+    let off = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "localAccounts: false").await;
+    assert_eq!(refused(&off, "bob", "bob-directory").await, wrong());
+    assert_eq!(refused(&off, "bob", "bob-demo").await, wrong());
 }

@@ -50,6 +50,8 @@ impl World {
         let ca = base64::engine::general_purpose::STANDARD.decode(ca).expect("base64");
         let api = reqwest::Client::builder()
             .add_root_certificate(reqwest::Certificate::from_pem(&ca).expect("pem"))
+            // NB: as `helpers::browser`'s, dropped before lbdesk closes it for idleness.
+            .pool_idle_timeout(std::time::Duration::from_secs(10))
             .build()
             .expect("client");
         let mgmt = kubeconfig["clusters"].as_array().expect("clusters").iter().find(|c| c["name"] == "mgmt");
