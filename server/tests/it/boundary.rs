@@ -10,7 +10,7 @@ use app::error::AppError;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Lbdesk, browser, lb_form, spawn_lbdesk, until};
+use crate::helpers::{Backend, Lbdesk, Options, browser, lb_form, spawn_lbdesk_with, until};
 
 mod table;
 
@@ -22,11 +22,26 @@ struct Client {
     url: String,
 }
 
+/// Who signs in: a name and a password.
+type Login<'a> = (&'a str, &'a str);
+
+/// A demo user (their documented password).
+fn demo(user: &str) -> Login<'_> {
+    (
+        user,
+        match user {
+            "admin" => "admin-demo",
+            "alice" => "alice-demo",
+            _ => "bob-demo",
+        },
+    )
+}
+
 impl Client {
-    async fn new(lbdesk: &Lbdesk, user: Option<&str>) -> Client {
+    async fn new(lbdesk: &Lbdesk, login: Option<Login<'_>>) -> Client {
         let client = Client { http: browser(), url: lbdesk.url.clone() };
-        if let Some(user) = user {
-            let args = json!({"username": user, "password": format!("{user}-demo")});
+        if let Some((user, password)) = login {
+            let args = json!({"username": user, "password": password});
             let res = client.post(case("/api/login"), &args, &lbdesk.url).await;
             assert!(res.status().is_success() || res.status().is_redirection(), "{user} signs in: {}", res.status());
         }
@@ -58,14 +73,15 @@ fn error_of(body: &str) -> AppError {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: not a typed error: {body}"))
 }
 
-/// lbdesk with a load balancer offered to every project and bob's request `b-secret` on it.
-async fn with_bobs_secret(backend: Backend) -> Lbdesk {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = Client::new(&lbdesk, Some("admin")).await;
+/// lbdesk (started with `options`) with a load balancer offered to every project and bob's
+/// request `b-secret` on it.
+async fn with_bobs_secret(backend: Backend, options: Options) -> Lbdesk {
+    let lbdesk = spawn_lbdesk_with(backend, options).await;
+    let admin = Client::new(&lbdesk, Some(demo("admin"))).await;
     let (status, body) =
         answer(admin.post(case("/api/lb/save"), &json!({"form": lb_form("demo")}), &lbdesk.url).await).await;
     assert!(status.is_success(), "{status}: {body}");
-    let bob = Client::new(&lbdesk, Some("bob")).await;
+    let bob = Client::new(&lbdesk, Some(demo("bob"))).await;
     let (status, body) =
         answer(bob.post(case("/api/ticket/save"), &json!({"form": ticket_form(SECRET_TICKET)}), &lbdesk.url).await)
             .await;
@@ -93,10 +109,25 @@ async fn every_server_function_is_in_the_table() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_boundary_holds_for_every_server_function() {
-    let lbdesk = with_bobs_secret(Backend::Sqlite).await;
-    let anonymous = Client::new(&lbdesk, None).await;
-    let alice = Client::new(&lbdesk, Some("alice")).await;
-    let admin = Client::new(&lbdesk, Some("admin")).await;
+    let lbdesk = with_bobs_secret(Backend::Sqlite, Options::default()).await;
+    boundary_holds(&lbdesk, demo("alice")).await;
+}
+
+/// The same for dora, a tenant of project-a as alice is, signing in from the directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boundary_holds_for_a_directory_user_too() {
+    let slapd = crate::directory::Slapd::start();
+    let file = crate::directory::config(&slapd, crate::directory::Style::ActiveDirectory, "");
+    let lbdesk = with_bobs_secret(Backend::Sqlite, Options { directory: Some(file), ..Default::default() }).await;
+    boundary_holds(&lbdesk, ("dora", "dora-directory")).await;
+}
+
+/// Every server function, as anonymous, as `tenant` (of project-a: bob's request is not theirs),
+/// with bad arguments, and from another site.
+async fn boundary_holds(lbdesk: &Lbdesk, tenant: Login<'_>) {
+    let anonymous = Client::new(lbdesk, None).await;
+    let alice = Client::new(lbdesk, Some(tenant)).await;
+    let admin = Client::new(lbdesk, Some(demo("admin"))).await;
     let site = lbdesk.url.as_str();
     // What project-b's request would give away, unless the caller sent it themselves (the
     // answer to a request naming it is compared with the answer for a missing one instead).
@@ -118,7 +149,7 @@ async fn the_boundary_holds_for_every_server_function() {
 
         // A tenant of another project: refused, or answered only with their own things. (Sign-out
         // gets a session of its own: the rest of the calls need alice signed in.)
-        let signing_out = Client::new(&lbdesk, Some("alice")).await;
+        let signing_out = Client::new(lbdesk, Some(tenant)).await;
         let alice = if path == "/api/logout" { &signing_out } else { &alice };
         let (status, body) = answer(alice.post(case, &args, site).await).await;
         assert_eq!(leaks(&body, &args), None, "{path} as alice leaks: {body}");
@@ -186,7 +217,7 @@ async fn the_boundary_holds_for_every_server_function() {
         }
     }
     // Nothing anyone tried changed bob's request.
-    let bob = Client::new(&lbdesk, Some("bob")).await;
+    let bob = Client::new(lbdesk, Some(demo("bob"))).await;
     let (status, body) = answer(bob.post(case("/api/ticket/get"), &json!({"name": SECRET_TICKET}), site).await).await;
     assert!(status.is_success() && body.contains(SECRET_VEIP), "{status}: {body}");
     assert!(body.contains("\"state\":\"Active\""), "bob's request is still active: {body}");

@@ -6,7 +6,9 @@
 //! typed error (`AppError`, or a `metav1.Status` from the API); and nothing half-written is left:
 //! afterwards every object passes its field checks, every load balancer saved through the pages
 //! has both credential Secrets, no credential Secret outlives its load balancer, and exactly the
-//! objects the accepted calls created exist.
+//! objects the accepted calls created exist. lbdesk signs users in with a directory meanwhile:
+//! every hostile name typed at sign-in reaches its search, and the calls any signed-in user may
+//! make come from a directory user.
 
 use std::sync::Mutex;
 

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{ACT_TICKET, API_KINDS, ApiKind, Call, Tracked, ticket_form};
 use crate::boundary::{self, Access};
-use crate::helpers::{self, Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::helpers::{self, Backend, Lbdesk, browser};
 
 /// What the accepted calls created (and deleted), to compare with what exists at the end.
 #[derive(Default)]
@@ -29,8 +29,12 @@ pub(super) struct Made {
 /// lbdesk, its signed-in users, and the API's address and credentials.
 pub(super) struct World {
     pub(super) lbdesk: Lbdesk,
+    /// The directory lbdesk signs dora in with (and every hostile name typed at sign-in reaches).
+    _directory: crate::directory::Slapd,
     pub(super) admin: reqwest::Client,
     pub(super) alice: reqwest::Client,
+    /// A tenant of project-a signed in from the directory, for the calls of any signed-in user.
+    pub(super) dora: reqwest::Client,
     /// A session for the sign-out calls.
     pub(super) bob: reqwest::Client,
     pub(super) anonymous: reqwest::Client,
@@ -44,7 +48,10 @@ pub(super) struct World {
 impl World {
     pub(super) async fn start() -> World {
         use base64::Engine;
-        let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+        let directory = crate::directory::Slapd::start();
+        let config = crate::directory::config(&directory, crate::directory::Style::ActiveDirectory, "");
+        let options = helpers::Options { directory: Some(config), ..Default::default() };
+        let lbdesk = helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
         let kubeconfig = &lbdesk.kubeconfig;
         let ca = kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"].as_str().expect("ca");
         let ca = base64::engine::general_purpose::STANDARD.decode(ca).expect("base64");
@@ -60,9 +67,15 @@ impl World {
         let world = World {
             admin: helpers::signed_in(&lbdesk, "admin").await,
             alice: helpers::signed_in(&lbdesk, "alice").await,
+            dora: {
+                let (dora, status, body) = crate::directory::sign_in(&lbdesk, "dora", "dora-directory").await;
+                assert!(status.is_success() || status.is_redirection(), "dora signs in: {status} {body}");
+                dora
+            },
             bob: helpers::signed_in(&lbdesk, "bob").await,
             anonymous: browser(),
             lbdesk,
+            _directory: directory,
             api,
             api_base,
             token,
@@ -112,7 +125,8 @@ impl World {
             ("/api/logout", _) => &self.bob,
             (_, Access::Public) => &self.anonymous,
             (_, Access::Admin) => &self.admin,
-            (_, Access::Desk | Access::Project) => &self.alice,
+            (_, Access::Desk) => &self.dora,
+            (_, Access::Project) => &self.alice,
         }
     }
 
