@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -74,6 +74,7 @@ struct Manifests {
     pdbs: Vec<PodDisruptionBudget>,
     network_policies: Vec<NetworkPolicy>,
     crds: Vec<CustomResourceDefinition>,
+    config_maps: Vec<ConfigMap>,
     kinds: BTreeMap<String, usize>,
 }
 
@@ -87,6 +88,7 @@ fn manifests() -> Manifests {
             "Namespace" => drop(typed::<Namespace>(&file, &value)),
             "ServiceAccount" => drop(typed::<ServiceAccount>(&file, &value)),
             "Secret" => drop(typed::<Secret>(&file, &value)),
+            "ConfigMap" => m.config_maps.push(typed(&file, &value)),
             "Service" => drop(typed::<Service>(&file, &value)),
             "ClusterRoleBinding" => drop(typed::<ClusterRoleBinding>(&file, &value)),
             "RoleBinding" => drop(typed::<RoleBinding>(&file, &value)),
@@ -105,6 +107,55 @@ fn manifests() -> Manifests {
         }
     }
     m
+}
+
+/// A directory configuration as lbdesk reads it, and its mapping, checked.
+fn directory_config(file: &str, text: &str) -> app::ssr::directory::DirectoryConfig {
+    serde_yaml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn mapping(file: &str, text: &str) -> app::domain::directory::Mapping {
+    let mapping: app::domain::directory::Mapping =
+        serde_yaml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert_eq!(mapping.check(), Ok(()), "{file}");
+    mapping
+}
+
+#[test]
+fn the_directory_examples_are_configurations_lbdesk_reads() {
+    let m = manifests();
+    let data = |name: &str, key: &str| -> String {
+        let map = m.config_maps.iter().find(|c| c.metadata.name.as_deref() == Some(name)).expect(name);
+        map.data.as_ref().and_then(|d| d.get(key)).cloned().unwrap_or_else(|| panic!("{name}: {key}"))
+    };
+    let config = directory_config("lbdesk-directory", &data("lbdesk-directory", "directory.yaml"));
+    mapping("lbdesk-directory-groups", &data("lbdesk-directory-groups", "mapping.yaml"));
+    // Each file the configuration names is where the Deployment mounts it.
+    let lbdesk = m.deployments.iter().find(|d| d.metadata.name.as_deref() == Some("lbdesk")).expect("lbdesk");
+    let pod = lbdesk.spec.template.spec.as_ref().expect("a pod");
+    let container = pod.containers.first().expect("a container");
+    let mounted = |volume: &str| {
+        let mount = container.volume_mounts.iter().flatten().find(|v| v.name == volume).expect(volume);
+        mount.mount_path.clone()
+    };
+    let env = container.env.iter().flatten().find(|e| e.name == "LBDESK_DIRECTORY").and_then(|e| e.value.clone());
+    assert_eq!(env, Some(format!("{}/directory.yaml", mounted("directory"))));
+    assert_eq!(config.mapping_file, Path::new(&mounted("directory-groups")).join("mapping.yaml"));
+    assert_eq!(config.bind_password_file, Path::new(&mounted("directory-bind")).join("password"));
+    assert_eq!(config.ca_file, Some(Path::new(&mounted("directory")).join("ca.pem")));
+
+    // The README's copy-paste configurations, for Active Directory and OpenLDAP, and the mapping.
+    let readme = std::fs::read_to_string(deploy().join("../README.md")).expect("README.md");
+    let section = readme.split("### Signing in with a directory").nth(1).expect("the section");
+    let section = section.split("\n### ").next().unwrap_or_default();
+    let blocks: Vec<&str> =
+        section.split("```yaml\n").skip(1).map(|b| b.split("```").next().unwrap_or_default()).collect();
+    assert_eq!(blocks.len(), 3, "two configurations and a mapping");
+    let ad = directory_config("README (Active Directory)", blocks[0]);
+    assert_eq!(ad.users.member_of_attribute.as_deref(), Some("memberOf"));
+    let openldap = directory_config("README (OpenLDAP)", blocks[1]);
+    assert!(openldap.start_tls && openldap.groups.is_some());
+    mapping("README (mapping)", blocks[2]);
 }
 
 #[test]
