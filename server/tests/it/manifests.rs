@@ -115,8 +115,7 @@ fn directory_config(file: &str, text: &str) -> app::ssr::directory::DirectoryCon
 }
 
 fn mapping(file: &str, text: &str) -> app::domain::directory::Mapping {
-    let mapping: app::domain::directory::Mapping =
-        serde_yaml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mapping: app::domain::directory::Mapping = serde_yaml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(mapping.check(), Ok(()), "{file}");
     mapping
 }

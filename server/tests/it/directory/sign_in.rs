@@ -48,8 +48,29 @@ async fn active_directory_groups_give_roles_and_projects(backend: Backend) {
     {
         assert_eq!(refused(&lbdesk, name, password).await, wrong(), "{name:?} / {password:?}");
     }
+    // erik works in his second project as any tenant does: switched to it, his change is made
+    // and audited under his name.
+    let (erik, _, _) = sign_in(&lbdesk, "erik", "erik-directory").await;
+    let call = |endpoint: &str, body: serde_json::Value| {
+        erik.post(format!("{}/api/{endpoint}", lbdesk.url)).json(&body).send()
+    };
+    ok::<()>(call("switch-project", serde_json::json!({"project": "project-b"})).await.expect("request")).await;
+    let form = app::screens::tickets::TicketForm {
+        loadbalancer: "shared-lb".into(),
+        ..crate::user::ticket_form("erik-req", "team-b", "")
+    };
+    ok::<String>(call("ticket/save", serde_json::json!({"form": form})).await.expect("request")).await;
     // Local accounts still sign in (break-glass), and the admin sees who signs in how.
     let admin = signed_in(&lbdesk, "admin").await;
+    let query = serde_json::json!({"object": "erik-req"});
+    let audit: app::screens::audit::AuditPage = ok(admin
+        .post(format!("{}/api/audit/list", lbdesk.url))
+        .json(&serde_json::json!({"query": query}))
+        .send()
+        .await
+        .expect("request"))
+    .await;
+    assert!(audit.rows.iter().any(|r| r.user == "erik" && r.project == "project-b"), "{:?}", audit.rows);
     let accounts: app::screens::users::Accounts = ok(admin
         .post(format!("{}/api/users/list", lbdesk.url))
         .json(&serde_json::json!({}))
