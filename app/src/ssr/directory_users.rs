@@ -2,6 +2,8 @@
 //! see them as they see a local account: recorded with what their groups grant at sign-in, and
 //! read again from the directory while they stay signed in.
 
+use std::sync::Arc;
+
 use super::accounts::Account;
 use super::db::Db;
 use super::directory::{Directory, Person};
@@ -39,7 +41,7 @@ const GRACE_PERIODS: i64 = 3;
 /// Whether `username` (signed in) may go on: a local account may; a directory account's groups
 /// are read again once its refresh period has passed: a user the directory no longer has, has
 /// disabled, or no longer puts in a mapped group loses every project and session now.
-pub async fn still_granted(db: &Db, directory: Option<&Directory>, username: &str, now: i64) -> bool {
+pub async fn still_granted(db: &Db, directory: Option<&Arc<Directory>>, username: &str, now: i64) -> bool {
     let (is_directory, synced) = match db.directory_account(username).await {
         Ok(Some(found)) => found,
         Ok(None) => return false,
@@ -57,10 +59,17 @@ pub async fn still_granted(db: &Db, directory: Option<&Directory>, username: &st
     if now.saturating_sub(synced) < period {
         return true;
     }
+    let in_grace = now.saturating_sub(synced) < period.saturating_mul(GRACE_PERIODS);
+    // NB: while the directory is known to be down, no request waits for its timeout: a probe in
+    // the background finds when it is back.
+    if directory.last_failure().is_some() {
+        directory.probe_soon();
+        return in_grace;
+    }
     let admitted = match directory.lookup(username).await {
         Ok(Some(person)) if person.name == username => admit(db, directory, &person, now).await,
         Ok(_) => Ok(Err(NotAdmitted::NoGroup)),
-        Err(_) => return now.saturating_sub(synced) < period.saturating_mul(GRACE_PERIODS),
+        Err(_) => return in_grace,
     };
     match admitted {
         Ok(Ok(_)) => true,

@@ -176,7 +176,7 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
         return false;
     }
     // A directory user's groups are read again once their refresh period has passed.
-    if !app::ssr::directory_users::still_granted(&guard.db, guard.directory.as_deref(), user, now).await {
+    if !app::ssr::directory_users::still_granted(&guard.db, guard.directory.as_ref(), user, now).await {
         if let Err(e) = session.flush().await {
             tracing::warn!(error = %e, "could not end a session");
         }

@@ -77,11 +77,29 @@ impl Slapd {
         ));
     }
 
-    /// Stops it now.
-    pub fn stop(&self) {
+    /// Sends slapd `signal`.
+    fn signal(&self, signal: &str) {
         let pid = std::fs::read_to_string(self.dir.path().join("slapd.pid")).unwrap_or_default();
         if let Ok(pid) = pid.trim().parse::<i32>() {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let _ = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status();
+        }
+    }
+
+    /// Freezes it: connections are taken (by the kernel) and never answered.
+    pub fn hang(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a frozen one go on.
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    /// Stops it now (frozen or not).
+    pub fn stop(&self) {
+        if self.dir.path().join("slapd.pid").exists() {
+            self.signal("TERM");
+            self.resume();
             // NB: gone once its pid file is.
             for _ in 0..100 {
                 if !self.dir.path().join("slapd.pid").exists() {

@@ -132,6 +132,38 @@ async fn a_directory_that_is_down_or_hangs_keeps_no_one_waiting_and_break_glass_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_the_directory_hangs_its_users_keep_what_they_had_for_three_periods_without_waiting() {
+    let slapd = Slapd::start();
+    let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::ActiveDirectory, "refreshSeconds: 2").await;
+    let dora = signed_in(&lbdesk, "dora", "dora-directory").await;
+    let signed_in_at = Instant::now();
+    slapd.hang();
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    // The first request past the period waits for the directory at most its timeout (2 s)...
+    let first = Instant::now();
+    assert_eq!(projects(&lbdesk, &dora).await, Ok(vec!["project-a".to_string()]));
+    assert!(first.elapsed() < Duration::from_millis(2_900), "{:?}", first.elapsed());
+    // ...and, the directory known to be down, the next ones not at all.
+    let next = Instant::now();
+    for _ in 0..5 {
+        assert_eq!(projects(&lbdesk, &dora).await, Ok(vec!["project-a".to_string()]));
+    }
+    assert!(next.elapsed() < Duration::from_secs(1), "{:?}", next.elapsed());
+    assert!(signed_in_at.elapsed() < Duration::from_secs(6), "the test checked within the grace");
+    // Three periods after the groups were last read, the session no longer signs her in.
+    until("dora's grace to end", 10, || async { projects(&lbdesk, &dora).await == Err(StatusCode::UNAUTHORIZED) })
+        .await;
+    assert!(signed_in_at.elapsed() >= Duration::from_secs(6), "not before: {:?}", signed_in_at.elapsed());
+    // Back, the directory signs her in again.
+    slapd.resume();
+    until("dora signs in again", 10, || async {
+        let (_, status, _) = sign_in(&lbdesk, "dora", "dora-directory").await;
+        status.is_success() || status.is_redirection()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_accounts_switched_off_sign_no_one_in_and_the_page_does_not_offer_them() {
     let slapd = Slapd::start();
     let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::OpenLdap, "localAccounts: false").await;
