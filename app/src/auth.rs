@@ -59,10 +59,10 @@ async fn check_credentials(name: &str, password: String) -> Result<Option<crate:
     let (db, directory) = (state.db, state.directory);
     let found = db.account_with_hash(name).await.map_err(|e| ssr::internal("could not load the user", e))?;
     let in_directory = match found {
-        Some(_) => db.directory_account(name).await.map_err(|e| ssr::internal("could not load the user", e))?,
+        Some(_) => db.session_facts(name).await.map_err(|e| ssr::internal("could not load the user", e))?,
         None => None,
     };
-    let local = found.filter(|_| !in_directory.is_some_and(|(d, _)| d));
+    let local = found.filter(|_| !in_directory.is_some_and(|f| f.directory));
     let local_allowed = directory.as_ref().is_none_or(|d| d.local_accounts());
     let hash = match &local {
         Some((_, hash)) if local_allowed => hash.clone(),

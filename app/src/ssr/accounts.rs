@@ -34,6 +34,18 @@ pub fn decoy_hash() -> &'static str {
     DECOY.get_or_init(|| hash_password(&format!("{:x}", rand::random::<u128>())).unwrap_or_default())
 }
 
+/// What a user's sessions are checked against at each request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionFacts {
+    /// The instant (unix microseconds) before which their sessions are over (a password reset,
+    /// sessions ended by an admin or by the directory).
+    pub sessions_since: i64,
+    /// Whether the account is the directory's.
+    pub directory: bool,
+    /// When a directory account's groups were last read (unix microseconds).
+    pub synced_at: i64,
+}
+
 /// The `source` of a directory account (else `local`).
 const DIRECTORY: &str = "directory";
 
@@ -81,16 +93,6 @@ impl Db {
         .execute(&self.pool)
         .await?;
         Ok(())
-    }
-
-    /// Whether `username` is a directory account, and when its groups were last read (unix
-    /// microseconds); `None` for no such user.
-    pub async fn directory_account(&self, username: &str) -> Result<Option<(bool, i64)>, sqlx::Error> {
-        let row: Option<(String, i64)> = sqlx::query_as("SELECT source, synced_at FROM users WHERE username = $1")
-            .bind(username)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(|(source, synced)| (source == DIRECTORY, synced)))
     }
 
     /// Records a directory user as the directory has them now (`at`, unix microseconds): their
@@ -161,13 +163,19 @@ impl Db {
         tx.commit().await
     }
 
-    /// The instant (unix microseconds) before which `username`'s sessions are over; `None` for
-    /// no such user.
-    pub async fn sessions_since(&self, username: &str) -> Result<Option<i64>, sqlx::Error> {
-        sqlx::query_scalar("SELECT sessions_since FROM users WHERE username = $1")
-            .bind(username)
-            .fetch_optional(&self.pool)
-            .await
+    /// What deciding whether `username`'s session still signs them in needs; `None` for no
+    /// such user.
+    pub async fn session_facts(&self, username: &str) -> Result<Option<SessionFacts>, sqlx::Error> {
+        let row: Option<(i64, String, i64)> =
+            sqlx::query_as("SELECT sessions_since, source, synced_at FROM users WHERE username = $1")
+                .bind(username)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(sessions_since, source, synced_at)| SessionFacts {
+            sessions_since,
+            directory: source == DIRECTORY,
+            synced_at,
+        }))
     }
 
     /// Ends every session of `username` that began before `at` (unix microseconds).

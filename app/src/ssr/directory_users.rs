@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::accounts::Account;
+use super::accounts::{Account, SessionFacts};
 use super::db::Db;
 use super::directory::{Directory, Person};
 
@@ -38,21 +38,21 @@ pub async fn admit(
 /// cannot be reached; past that, their sessions no longer sign them in until it answers again.
 const GRACE_PERIODS: i64 = 3;
 
-/// Whether `username` (signed in) may go on: a local account may; a directory account's groups
-/// are read again once its refresh period has passed: a user the directory no longer has, has
-/// disabled, or no longer puts in a mapped group loses every project and session now.
-pub async fn still_granted(db: &Db, directory: Option<&Arc<Directory>>, username: &str, now: i64) -> bool {
-    let (is_directory, synced) = match db.directory_account(username).await {
-        Ok(Some(found)) => found,
-        Ok(None) => return false,
-        Err(e) => {
-            tracing::warn!(error = %e, "could not read the account; the session stands");
-            return true;
-        }
-    };
-    if !is_directory {
+/// Whether `username` (signed in; `facts` of their account) may go on: a local account may; a
+/// directory account's groups are read again once its refresh period has passed: a user the
+/// directory no longer has, has disabled, or no longer puts in a mapped group loses every
+/// project and session now.
+pub async fn still_granted(
+    db: &Db,
+    directory: Option<&Arc<Directory>>,
+    username: &str,
+    facts: &SessionFacts,
+    now: i64,
+) -> bool {
+    if !facts.directory {
         return true;
     }
+    let synced = facts.synced_at;
     // NB: with the directory configured away, its accounts sign no one in.
     let Some(directory) = directory else { return false };
     let period = i64::try_from(directory.refresh().as_micros()).unwrap_or(i64::MAX);

@@ -153,15 +153,22 @@ async fn require_session(State(guard): State<Guard>, session: Session, req: Requ
 }
 
 /// Whether `user`'s session still signs them in: begun within its lifetime, after the user's
-/// last password reset, and (a directory user) still granted something by their groups. One that no longer does is ended. A session in use is seen again
-/// (and so kept from its idle timeout) at most every quarter of the timeout, not on every request.
+/// last password reset, and (a directory user) still granted something by their groups. One
+/// that no longer does is ended. A session in use is seen again (and so kept from its idle
+/// timeout) at most every quarter of the timeout, not on every request.
 async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
     let now = app::ssr::now_micros();
     let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
     let since = session.get::<i64>(SESSION_SINCE).await.ok().flatten();
-    let reset = guard.db.sessions_since(user).await;
-    let valid = match (since, reset) {
-        (Some(since), Ok(Some(reset))) => since >= reset && now.saturating_sub(since) <= micros(guard.policy.lifetime),
+    let facts = guard.db.session_facts(user).await;
+    let valid = match (since, &facts) {
+        (Some(since), Ok(Some(facts))) => {
+            since >= facts.sessions_since
+                && now.saturating_sub(since) <= micros(guard.policy.lifetime)
+                // A directory user's groups are read again once their refresh period has passed.
+                && app::ssr::directory_users::still_granted(&guard.db, guard.directory.as_ref(), user, facts, now)
+                    .await
+        }
         // NB: a session from before sign-in times were kept, or of a user gone: over.
         (_, Ok(_)) | (None, _) => false,
         (Some(_), Err(e)) => {
@@ -170,13 +177,6 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
         }
     };
     if !valid {
-        if let Err(e) = session.flush().await {
-            tracing::warn!(error = %e, "could not end a session");
-        }
-        return false;
-    }
-    // A directory user's groups are read again once their refresh period has passed.
-    if !app::ssr::directory_users::still_granted(&guard.db, guard.directory.as_ref(), user, now).await {
         if let Err(e) = session.flush().await {
             tracing::warn!(error = %e, "could not end a session");
         }
