@@ -104,8 +104,10 @@ impl Db {
         projects: &[String],
         at: i64,
     ) -> Result<bool, sqlx::Error> {
-        // NB: the transaction's first statement writes: SQLite takes its write lock then (waiting
-        // its turn), where a read first could not upgrade while another writer holds the lock.
+        // NB: the transaction's first statement writes the user's row: SQLite takes its write
+        // lock then (waiting its turn), where a read first could not upgrade while another writer
+        // holds it; PostgreSQL locks the row, so that two syncs of one user (requests at once past
+        // the refresh period) run one after the other.
         let mut tx = self.pool.begin().await?;
         let written = sqlx::query(
             "INSERT INTO users (username, display_name, password_hash, role, created_at, source, synced_at) \

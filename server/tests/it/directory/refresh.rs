@@ -61,6 +61,26 @@ async fn a_user_taken_out_of_a_group_loses_its_project_within_the_refresh_period
     assert!(!status.is_success(), "erik is let in nowhere now");
 }
 
+/// Requests a page makes at once, past the refresh period: each reads the groups again, and
+/// every one of them passes.
+async fn requests_at_once_past_the_refresh_period_all_pass(backend: Backend) {
+    let slapd = Slapd::start();
+    let lbdesk = lbdesk_with(backend, &slapd, Style::ActiveDirectory, "refreshSeconds: 1").await;
+    let erik = signed_in(&lbdesk, "erik", "erik-directory").await;
+    let both = vec!["project-a".to_string(), "project-b".to_string()];
+    let capture = Capture::start();
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        let answers = futures::future::join_all((0..12).map(|_| projects(&lbdesk, &erik))).await;
+        assert!(answers.iter().all(|a| *a == Ok(both.clone())), "{answers:?}");
+    }
+    // Nor did any of them fail to record what it read (a session stands when that fails).
+    let log = capture.text();
+    assert!(!log.contains("could not record the directory user"), "{log}");
+}
+
+crate::on_both_databases!(requests_at_once_past_the_refresh_period_all_pass);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mapping_is_read_again_when_it_changes() {
     let slapd = Slapd::start();
