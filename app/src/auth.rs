@@ -101,7 +101,8 @@ pub const SIGN_IN_NOTES: &str = "lbdesk-sign-in";
 
 /// What the sign-in page says about signing in, where a directory is configured: with which
 /// accounts (the directory's, and local break-glass ones only when they may), then, when the
-/// last attempt to reach the directory failed, that it cannot be reached and why. The server
+/// last attempt to reach the directory failed, that it cannot be reached (why is in the log,
+/// not on a page anyone may open). The server
 /// composes the lines and writes them into every page's `<meta name="lbdesk-sign-in">` (one per
 /// line), where the browser reads them: hydration sees the same text, with no request more.
 pub fn sign_in_notes() -> Vec<String> {
