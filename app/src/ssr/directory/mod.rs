@@ -2,106 +2,22 @@
 //! lbdesk binds with its service account, finds the user by the name typed (escaped per
 //! RFC 4515), reads their groups, binds as them with the password typed, and maps the groups
 //! to a role and projects (`domain::directory`). Read-only: lbdesk never writes the directory.
+//! How it is configured is in `config`, the search filters in `filter`.
 
-use std::path::{Path, PathBuf};
+mod config;
+mod filter;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use ldap3::{LdapConnAsync, LdapConnSettings, Scope, SearchEntry, SearchOptions, ldap_escape};
-use serde::Deserialize;
+use ldap3::{LdapConnAsync, LdapConnSettings, Scope, SearchEntry, SearchOptions};
+
+pub use config::{DirectoryConfig, GroupSearch, UserSearch};
+pub use filter::{group_filter, user_filter};
 
 use crate::domain::directory::{Grants, Group, Mapping};
-
-/// How lbdesk reaches the directory and reads it: the file `--directory` names.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DirectoryConfig {
-    /// `ldaps://host:636`, or `ldap://host:389` with `startTls` (or, for a lab, `allowPlain`).
-    pub url: String,
-    /// Upgrade an `ldap://` connection with StartTLS before anything is sent.
-    #[serde(default)]
-    pub start_tls: bool,
-    /// Let an `ldap://` URL without StartTLS send passwords in clear (never in production).
-    #[serde(default)]
-    pub allow_plain: bool,
-    /// The CA certificate(s) (PEM) the directory's certificate is checked against; the
-    /// system's when absent.
-    pub ca_file: Option<PathBuf>,
-    /// The service account lbdesk searches with.
-    pub bind_dn: String,
-    /// A file holding its password (a mounted Secret): never on the command line.
-    pub bind_password_file: PathBuf,
-    /// Seconds a connection or an operation may take.
-    #[serde(default = "default_timeout")]
-    pub timeout_seconds: u64,
-    pub users: UserSearch,
-    /// Where groups are searched (OpenLDAP's `groupOfNames` or `posixGroup`); with
-    /// `users.memberOfAttribute` alone (Active Directory), none.
-    pub groups: Option<GroupSearch>,
-    /// The groups → role and projects mapping (`domain::directory::Mapping`), read again when
-    /// it changes.
-    pub mapping_file: PathBuf,
-    /// Seconds after which a signed-in directory user's groups are read again.
-    #[serde(default = "default_refresh")]
-    pub refresh_seconds: u64,
-    /// Whether lbdesk's own accounts (break-glass) may still sign in.
-    #[serde(default = "yes")]
-    pub local_accounts: bool,
-}
-
-/// Where and how users are found.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UserSearch {
-    pub base: String,
-    /// Which entries are users who may sign in (e.g. not disabled); ANDed with the name.
-    #[serde(default = "any_entry")]
-    pub filter: String,
-    /// The attribute holding the name typed: `sAMAccountName` (AD), `uid` (OpenLDAP).
-    #[serde(default = "uid")]
-    pub name_attribute: String,
-    #[serde(default = "display_name")]
-    pub display_name_attribute: String,
-    /// The attribute listing the user's groups' DNs (`memberOf`), if the directory keeps one.
-    pub member_of_attribute: Option<String>,
-}
-
-/// Where and how a user's groups are found.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GroupSearch {
-    pub base: String,
-    /// `{dn}` is the user's DN and `{name}` their name, both escaped.
-    #[serde(default = "member_filter")]
-    pub filter: String,
-    #[serde(default = "cn")]
-    pub name_attribute: String,
-}
-
-fn default_timeout() -> u64 {
-    5
-}
-fn default_refresh() -> u64 {
-    300
-}
-fn yes() -> bool {
-    true
-}
-fn any_entry() -> String {
-    "(objectClass=*)".into()
-}
-fn uid() -> String {
-    "uid".into()
-}
-fn display_name() -> String {
-    "displayName".into()
-}
-fn member_filter() -> String {
-    "(|(member={dn})(memberUid={name}))".into()
-}
-fn cn() -> String {
-    "cn".into()
-}
+use config::tls_config;
 
 /// A directory user as lbdesk found them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -369,40 +285,6 @@ impl Directory {
     }
 }
 
-/// The user search: the configured filter ANDed with the name typed, escaped (RFC 4515), so
-/// that `*`, `(`, `)`, `\` and NUL in a name match themselves and never widen the search.
-pub fn user_filter(users: &UserSearch, name: &str) -> String {
-    format!("(&{}({}={}))", parenthesised(&users.filter), users.name_attribute, ldap_escape(name.trim()))
-}
-
-/// The group search with `{dn}` and `{name}` filled in, escaped.
-pub fn group_filter(template: &str, dn: &str, name: &str) -> String {
-    // NB: one pass, so that a `{name}` inside a DN is not filled in again.
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(at) = rest.find('{') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if let Some(after) = rest.strip_prefix("{dn}") {
-            out.push_str(&ldap_escape(dn));
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("{name}") {
-            out.push_str(&ldap_escape(name));
-            rest = after;
-        } else {
-            out.push('{');
-            rest = &rest[1..];
-        }
-    }
-    out.push_str(rest);
-    parenthesised(&out)
-}
-
-fn parenthesised(filter: &str) -> String {
-    let f = filter.trim();
-    if f.starts_with('(') { f.to_string() } else { format!("({f})") }
-}
-
 /// The values of `attr` (named without regard to case, as LDAP does).
 fn attribute(entry: &SearchEntry, attr: &str) -> Vec<String> {
     entry.attrs.iter().find(|(k, _)| k.eq_ignore_ascii_case(attr)).map(|(_, v)| v.clone()).unwrap_or_default()
@@ -424,90 +306,11 @@ fn read_mapping(file: &Path) -> Result<(Option<SystemTime>, Mapping), String> {
     Ok((modified, mapping))
 }
 
-/// TLS towards the directory: its CA file, or the system's roots.
-fn tls_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, String> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    match ca_file {
-        Some(file) => {
-            let pem = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let certs = CertificateDer::pem_slice_iter(&pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("{}: unreadable PEM: {e}", file.display()))?;
-            if certs.is_empty() {
-                return Err(format!("{}: no certificate in it", file.display()));
-            }
-            for cert in certs {
-                roots.add(cert).map_err(|e| format!("{}: {e}", file.display()))?;
-            }
-        }
-        None => {
-            let native = rustls_native_roots();
-            if native.is_empty() {
-                return Err("no caFile given and the system has no CA certificates".into());
-            }
-            roots.add_parsable_certificates(native);
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Arc::new(config))
-}
-
-/// The system's CA certificates (Debian's bundle).
-fn rustls_native_roots() -> Vec<rustls::pki_types::CertificateDer<'static>> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    CertificateDer::pem_file_iter("/etc/ssl/certs/ca-certificates.crt")
-        .map(|certs| certs.flatten().collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
-
-    fn users(filter: &str, attr: &str) -> UserSearch {
-        UserSearch {
-            base: "ou=people,dc=bank,dc=example".into(),
-            filter: filter.into(),
-            name_attribute: attr.into(),
-            display_name_attribute: "displayName".into(),
-            member_of_attribute: None,
-        }
-    }
-
-    #[test]
-    fn a_typed_name_never_widens_the_user_search() {
-        let ad = users("(&(objectClass=user)(!(userAccountControl:1.2.840.113556.1.4.803:=2)))", "sAMAccountName");
-        assert_eq!(
-            user_filter(&ad, "alice"),
-            "(&(&(objectClass=user)(!(userAccountControl:1.2.840.113556.1.4.803:=2)))(sAMAccountName=alice))"
-        );
-        let ol = users("objectClass=inetOrgPerson", "uid");
-        for (typed, escaped) in [
-            ("*", "\\2a"),
-            ("alice)(uid=*", "alice\\29\\28uid=\\2a"),
-            ("*)(|(uid=*", "\\2a\\29\\28|\\28uid=\\2a"),
-            ("a\\b", "a\\5cb"),
-            ("nul\0", "nul\\00"),
-            ("zoë(*)\\lab", "zoë\\28\\2a\\29\\5clab"),
-        ] {
-            assert_eq!(user_filter(&ol, typed), format!("(&(objectClass=inetOrgPerson)(uid={escaped}))"), "{typed:?}");
-        }
-    }
-
-    #[test]
-    fn the_group_search_is_filled_in_once_and_escaped() {
-        let filter = group_filter("(|(member={dn})(memberUid={name}))", "cn=Zoe (Lab),ou=p", "zo*{name}");
-        assert_eq!(filter, "(|(member=cn=Zoe \\28Lab\\29,ou=p)(memberUid=zo\\2a{name}))");
-        assert_eq!(group_filter("member={dn}", "cn=a", "a"), "(member=cn=a)");
-    }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);
