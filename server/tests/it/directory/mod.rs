@@ -144,6 +144,15 @@ pub async fn lbdesk_with(backend: Backend, slapd: &Slapd, style: Style, extra: &
     spawn_lbdesk_with(backend, options).await
 }
 
+/// lbdesk (demo data, on `backend`) with `slapd`'s configuration in `style` rewritten by `edit`
+/// (a directory that cannot work as it is written).
+pub async fn lbdesk_edited(backend: Backend, slapd: &Slapd, style: Style, edit: impl FnOnce(&str) -> String) -> Lbdesk {
+    let file = config(slapd, style, "");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(&file, edit(&text)).expect("write");
+    spawn_lbdesk_with(backend, Options { directory: Some(file), ..Default::default() }).await
+}
+
 /// Signs in as `name` with `password`: the browser, and the answer.
 pub async fn sign_in(lbdesk: &Lbdesk, name: &str, password: &str) -> (reqwest::Client, StatusCode, String) {
     let client = browser();

@@ -8,7 +8,7 @@ use app::auth::WRONG_CREDENTIALS;
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use super::{Slapd, Style, lbdesk_with, me, sign_in};
+use super::{Slapd, Style, lbdesk_edited, lbdesk_with, me, sign_in};
 use crate::helpers::{Backend, until};
 use crate::log_capture::Capture;
 
@@ -126,16 +126,12 @@ async fn a_directory_that_is_down_or_hangs_keeps_no_one_waiting_and_break_glass_
     crate::helpers::signed_in(&lbdesk, "admin").await;
 
     // A directory that takes connections and never answers: refused within the timeout (2 s).
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
-    let file = slapd.dir.path().join("directory.yaml");
-    let text = std::fs::read_to_string(&file).expect("read");
-    let hanging = text.replace(
-        &format!("127.0.0.1:{}", slapd.ldaps),
-        &format!("127.0.0.1:{}", silent.local_addr().expect("address").port()),
-    );
-    std::fs::write(&file, hanging).expect("write");
-    let options = crate::helpers::Options { directory: Some(file), ..Default::default() };
-    let hung = crate::helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+    // NB: kept to the end of the test, so that the port stays open.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let silent = format!("127.0.0.1:{}", listener.local_addr().expect("address").port());
+    let answering = format!("127.0.0.1:{}", slapd.ldaps);
+    let hung =
+        lbdesk_edited(Backend::Sqlite, &slapd, Style::ActiveDirectory, |text| text.replace(&answering, &silent)).await;
     let started = Instant::now();
     let (_, status, body) = sign_in(&hung, "dora", "dora-directory").await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
@@ -149,6 +145,7 @@ async fn a_directory_that_is_down_or_hangs_keeps_no_one_waiting_and_break_glass_
     }
     assert!(log.contains("the directory cannot be reached"), "the failure is logged");
     assert!(log.contains("Connection refused"), "with why: {log}");
+    assert!(log.contains("timeout: deadline has elapsed"), "the silent one timed out: {log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,7 @@ use app::domain::user::Role;
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use super::{Slapd, Style, lbdesk_with, me, sign_in};
+use super::{Slapd, Style, lbdesk_edited, lbdesk_with, me, sign_in};
 use crate::helpers::{Backend, signed_in};
 use crate::user::ok;
 
@@ -117,13 +117,11 @@ async fn openldap_groups_are_searched_and_a_name_is_never_a_filter() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_tls_upgrades_a_plain_port_before_anything_is_sent() {
     let slapd = Slapd::start();
-    let file = super::config(&slapd, Style::OpenLdap, "startTls: true");
-    let text = std::fs::read_to_string(&file).expect("read");
-    let plain =
-        text.replace(&format!("ldaps://127.0.0.1:{}", slapd.ldaps), &format!("ldap://127.0.0.1:{}", slapd.ldap));
-    std::fs::write(&file, plain).expect("write");
-    let options = crate::helpers::Options { directory: Some(file), ..Default::default() };
-    let lbdesk = crate::helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+    let (ldaps, ldap) = (format!("ldaps://127.0.0.1:{}", slapd.ldaps), format!("ldap://127.0.0.1:{}", slapd.ldap));
+    let lbdesk = lbdesk_edited(Backend::Sqlite, &slapd, Style::OpenLdap, |text| {
+        format!("{}startTls: true\n", text.replace(&ldaps, &ldap))
+    })
+    .await;
     assert_eq!(granted(&lbdesk, "dora", "dora-directory").await.2, vec!["project-a".to_string()]);
 }
 
@@ -132,12 +130,10 @@ async fn a_directory_whose_certificate_is_not_trusted_is_not_sent_a_password() {
     let slapd = Slapd::start();
     // Without its CA file, the test directory's certificate (of a CA made for it) is checked
     // against the system's CAs, and refused.
-    let file = super::config(&slapd, Style::OpenLdap, "");
-    let text = std::fs::read_to_string(&file).expect("read");
-    let untrusted: String = text.lines().filter(|l| !l.starts_with("caFile:")).map(|l| format!("{l}\n")).collect();
-    std::fs::write(&file, untrusted).expect("write");
-    let options = crate::helpers::Options { directory: Some(file), ..Default::default() };
-    let lbdesk = crate::helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+    let lbdesk = lbdesk_edited(Backend::Sqlite, &slapd, Style::OpenLdap, |text| {
+        text.lines().filter(|l| !l.starts_with("caFile:")).map(|l| format!("{l}\n")).collect()
+    })
+    .await;
     let capture = crate::log_capture::Capture::start();
     let AppError::Refused(message) = refused(&lbdesk, "dora", "dora-directory").await else { panic!("refused") };
     assert!(message.starts_with("The directory cannot be reached"), "{message}");
