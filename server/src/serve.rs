@@ -156,8 +156,8 @@ impl Server {
             None => None,
         };
         // NB: so that the sign-in page can say from the first visit whether it answers.
-        if let Some(directory) = directory.clone() {
-            tokio::spawn(async move { directory.probe().await });
+        if let Some(directory) = &directory {
+            directory.probe_soon();
         }
         let leptos_options = LeptosOptions::builder()
             .output_name("lbdesk")

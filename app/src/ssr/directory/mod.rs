@@ -148,13 +148,8 @@ impl Directory {
         self.noted(self.find(name, None)).await
     }
 
-    /// Tries to reach the directory with the service account; the result is what
-    /// [`Directory::last_failure`] says after.
-    pub async fn probe(&self) {
-        let _ = self.noted(async { self.connect().await.map(|_| ()) }).await;
-    }
-
-    /// Starts a probe in the background, unless one is under way.
+    /// Tries to reach the directory with the service account, in the background unless a try
+    /// is under way already; [`Directory::last_failure`] says how it went.
     pub fn probe_soon(self: &Arc<Self>) {
         use std::sync::atomic::Ordering;
         if self.probing.swap(true, Ordering::AcqRel) {
@@ -162,7 +157,9 @@ impl Directory {
         }
         let directory = self.clone();
         tokio::spawn(async move {
-            directory.probe().await;
+            if let Ok(mut ldap) = directory.noted(directory.connect()).await {
+                let _ = ldap.unbind().await;
+            }
             directory.probing.store(false, Ordering::Release);
         });
     }
