@@ -94,6 +94,8 @@ pub struct Server {
     pub db: Db,
     /// Days the audit log keeps an entry; 0 keeps every entry.
     audit_retention_days: u64,
+    /// The web side's watch caches of the management cluster.
+    caches: Arc<app::ssr::caches::Caches>,
 }
 
 impl Server {
@@ -202,7 +204,7 @@ impl Server {
             db: db.clone(),
             clusters: clusters.clone(),
             ingress_class: args.ingress_class.clone(),
-            caches,
+            caches: caches.clone(),
             saves: Default::default(),
             directory,
         };
@@ -252,6 +254,7 @@ impl Server {
             metrics: (metrics_listener, crate::web::metrics_router(metrics)),
             metrics_addr,
             audit_retention_days: args.audit_retention_days,
+            caches,
         })
     }
 
@@ -323,6 +326,9 @@ impl Server {
         if let Some(members) = members {
             members.abort();
         }
+        // NB: the caches' watches would hold the embedded API's graceful shutdown open to its
+        // end (5 s); nothing reads them once the web UI and the webhook have stopped.
+        self.caches.disconnect();
         if let Some(api) = self.api {
             api.stop().await?;
         }

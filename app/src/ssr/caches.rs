@@ -70,9 +70,7 @@ cached!(Loadbalancer => loadbalancers, Lbticket => tickets, Lbrule => rules, Lbq
 
 impl Drop for Caches {
     fn drop(&mut self) {
-        for watch in self.stores.get().map(|s| s.watches.as_slice()).unwrap_or_default() {
-            watch.abort();
-        }
+        self.disconnect();
     }
 }
 
@@ -94,6 +92,13 @@ impl Caches {
             let (quotas, d) = watch(mgmt);
             Stores { loadbalancers, tickets, rules, quotas, watches: vec![a, b, c, d] }
         });
+    }
+
+    /// Ends the watches (at shutdown); the stores keep what they last held.
+    pub fn disconnect(&self) {
+        for watch in self.stores.get().map(|s| s.watches.as_slice()).unwrap_or_default() {
+            watch.abort();
+        }
     }
 
     /// The store of `K`, once its first list has come.
