@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::allocation::NoPair;
 use super::status::{actor, set_condition, transition, write};
-use super::{Context, Error, FINALIZER, Result, Step, allocation, measured, retry_after, tenant};
+use super::{Context, Error, FINALIZER, Result, Step, allocation, measured, tenant};
 use crate::driver::{DriverRequest, Hook};
 
 /// How often a request waiting for a free address looks again: a pair given back is taken
@@ -30,7 +30,6 @@ pub async fn reconcile(ticket: Arc<Lbticket>, ctx: Arc<Context>) -> Result<Actio
 
 async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<Action> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
-    let name = ticket.name_any();
     let ticket = if ticket.metadata.deletion_timestamp.is_none() && !ticket.finalizers().iter().any(|f| f == FINALIZER)
     {
         Arc::new(add_finalizer(&api, &ticket).await?)
@@ -48,7 +47,6 @@ async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<A
         kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => Error::Finalizer(other.to_string()),
     })?;
-    ctx.backoff.succeeded(&name);
     Ok(action)
 }
 
@@ -62,11 +60,6 @@ async fn add_finalizer(api: &Api<Lbticket>, ticket: &Lbticket) -> Result<Lbticke
     finalizers.push(FINALIZER.into());
     let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": ticket.resource_version()}});
     Ok(api.patch(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?)
-}
-
-/// After a failure: log, and retry with backoff.
-pub fn error_policy(ticket: Arc<Lbticket>, error: &Error, ctx: Arc<Context>) -> Action {
-    retry_after(&ctx, &ticket.name_any(), error)
 }
 
 /// The Loadbalancer, from the cache; from the API when the cache has none (yet).

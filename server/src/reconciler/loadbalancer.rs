@@ -10,7 +10,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::{Api, ResourceExt};
 
-use super::{Context, Error, FINALIZER, Result, measured, retry_after, tenant};
+use super::{Context, Error, FINALIZER, Result, measured, tenant};
 
 /// The reconciler's entry point for a Loadbalancer.
 pub async fn reconcile(lb: Arc<Loadbalancer>, ctx: Arc<Context>) -> Result<Action> {
@@ -49,7 +49,6 @@ async fn reconcile_loadbalancer(lb: Arc<Loadbalancer>, ctx: &Arc<Context>) -> Re
         kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => Error::Finalizer(other.to_string()),
     })?;
-    ctx.backoff.succeeded(&format!("lb/{name}"));
     Ok(action)
 }
 
@@ -69,9 +68,4 @@ async fn delete_credentials(ctx: &Context, lb: &Loadbalancer) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// After a failure: log, and retry with backoff.
-pub fn error_policy(lb: Arc<Loadbalancer>, error: &Error, ctx: Arc<Context>) -> Action {
-    retry_after(&ctx, &format!("lb/{}", lb.name_any()), error)
 }

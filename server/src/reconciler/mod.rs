@@ -36,13 +36,14 @@ use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Api;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::{Api, ResourceExt};
+use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Event, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::Mutex;
 
+use backoff::Backoff;
 pub use crash::{Crash, Step};
 
 use crate::driver::{DriverAnswer, DriverClient, DriverError, DriverRequest, Hook};
@@ -134,7 +135,8 @@ impl Caches {
 }
 
 /// What every reconcile reaches. Built once per process ([`Context::new`]) and handed to each
-/// [`run`]; what a run learns (its caches, memo, backoffs) starts afresh with the next one.
+/// [`run`]; what a run learns (its caches, memo) starts afresh with the next one, and its
+/// backoffs are its own (`run` makes them).
 pub struct Context {
     /// The management cluster (where the objects are) and the member clusters (where CIS is).
     pub clusters: Clusters,
@@ -164,8 +166,6 @@ pub struct Context {
     ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
     /// Wakes the member clusters' syncers.
     wakers: Arc<syncers::Wakers>,
-    /// Consecutive failures per object, and how long each waits for its next attempt.
-    backoff: backoff::Backoff,
     /// A planned crash: integration tests only, `None` in production.
     crash: Option<Arc<Crash>>,
 }
@@ -180,7 +180,6 @@ impl Context {
         // NB: never ready, never read: every run puts its own caches in first.
         let caches =
             Caches { tickets: reflector::store().0, rules: reflector::store().0, loadbalancers: reflector::store().0 };
-        let backoff = backoff::Backoff::new(config.retry_ceiling);
         Context {
             clusters,
             driver,
@@ -197,7 +196,6 @@ impl Context {
             memo: Default::default(),
             ingresses: Default::default(),
             wakers: Arc::default(),
-            backoff,
             crash: None,
         }
     }
@@ -266,13 +264,12 @@ impl Context {
     /// Starts a run on `caches`, forgetting what an earlier run learned.
     ///
     /// NB: another process may have written meanwhile (a leader that held the lease): the
-    /// ledger, a memo of what was placed or a backoff from then would be stale now.
+    /// ledger or a memo of what was placed from then would be stale now.
     fn begin(&self, caches: Caches) {
         *self.caches.write().unwrap_or_else(|p| p.into_inner()) = caches;
         self.ledger().clear();
         self.memo.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.backoff.clear();
     }
 
     /// The address books. NB: never held across an await.
@@ -343,10 +340,26 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let ledger = addresses::follow(ctx.clone(), listed, shutdown.clone());
     // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
     // change is placement, which the syncers pick up from the caches.
+    // NB: each controller's backoff is this run's: a success forgets an object's failures, each
+    // failure waits longer.
+    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
+    let failed = backoff.clone();
     let ticket_run = Controller::for_stream(ticket_changes, tickets)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown.clone())
-        .run(lbticket::reconcile, lbticket::error_policy, ctx.clone())
+        .run(
+            move |ticket: Arc<Lbticket>, ctx| {
+                let backoff = backoff.clone();
+                async move {
+                    let name = ticket.name_any();
+                    let action = lbticket::reconcile(ticket, ctx).await?;
+                    backoff.succeeded(&name);
+                    Ok(action)
+                }
+            },
+            move |ticket, error, _| failed.retry_after(&ticket.name_any(), error),
+            ctx.clone(),
+        )
         .for_each(|r| {
             ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = r {
@@ -354,10 +367,24 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
             futures::future::ready(())
         });
+    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
+    let failed = backoff.clone();
     let lb_run = Controller::for_stream(lb_changes, loadbalancers)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown.clone())
-        .run(loadbalancer::reconcile, loadbalancer::error_policy, ctx.clone())
+        .run(
+            move |lb: Arc<Loadbalancer>, ctx| {
+                let backoff = backoff.clone();
+                async move {
+                    let name = lb.name_any();
+                    let action = loadbalancer::reconcile(lb, ctx).await?;
+                    backoff.succeeded(&name);
+                    Ok(action)
+                }
+            },
+            move |lb, error, _| failed.retry_after(&lb.name_any(), error),
+            ctx.clone(),
+        )
         .for_each(|r| {
             if let Err(e) = r {
                 tracing::debug!(error = %e, "load balancer reconcile");
@@ -391,11 +418,4 @@ async fn measured<T>(ctx: &Context, kind: &str, reconcile: impl Future<Output = 
     let result = reconcile.await;
     ctx.metrics.reconciled(kind, result.as_ref().map_or_else(Error::metric_label, |_| "ok"), started.elapsed());
     result
-}
-
-/// The requeue after a failure: exponential per object, 0.5 s to 60 s.
-fn retry_after(ctx: &Context, key: &str, error: &Error) -> Action {
-    let delay = ctx.backoff.failed(key);
-    tracing::warn!(object = %key, error = %error, kind = error.metric_label(), retry_in = ?delay, "reconcile failed");
-    Action::requeue(delay)
 }

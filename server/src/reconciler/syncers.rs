@@ -118,7 +118,6 @@ async fn report_unusable(ctx: &Context) {
 ///
 /// It stops at `shutdown`, between syncs: a sync under way finishes first.
 async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutdown: Shutdown) {
-    let key = format!("sync/{cluster}");
     let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
     loop {
         tokio::select! {
@@ -127,6 +126,7 @@ async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutd
             _ = shutdown.clone() => return,
         }
         let ensure = tokio::time::Instant::now() >= next_ensure;
+        let mut failures = 0;
         loop {
             let result = measured(&ctx, "sync", tenant::sync(&ctx, &cluster, None, ensure)).await;
             match &result {
@@ -136,12 +136,12 @@ async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutd
             }
             match result {
                 Ok(_) => {
-                    ctx.backoff.succeeded(&key);
                     ctx.counters.syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     break;
                 }
                 Err(e) => {
-                    let delay = ctx.backoff.failed(&key);
+                    failures += 1;
+                    let delay = super::backoff::delay(failures, ctx.config.retry_ceiling);
                     tracing::warn!(%cluster, error = %e, retry_in = ?delay, "sync failed");
                     tokio::select! {
                         _ = tokio::time::sleep(delay) => {}

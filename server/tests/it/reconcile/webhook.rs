@@ -95,10 +95,17 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
             .is_some_and(|m| m.starts_with("Only a request that is Created or Failed can be edited")),
         "{answer}"
     );
-    // What the embedded API answers in-process is the same refusal.
-    let mut ticket = w.tickets.get("hooked").await.expect("ticket");
-    ticket.spec.veip = Some("20.1.0.99".into());
-    let refused = w.tickets.replace("hooked", &PostParams::default(), &ticket).await.expect_err("refused");
+    // What the embedded API answers in-process is the same refusal. NB: read again after a
+    // conflict, as any client does: the reconciler may write the ticket's status meanwhile.
+    let mut attempts = 0;
+    let refused = loop {
+        let mut ticket = w.tickets.get("hooked").await.expect("ticket");
+        ticket.spec.veip = Some("20.1.0.99".into());
+        match w.tickets.replace("hooked", &PostParams::default(), &ticket).await {
+            Err(kube::Error::Api(e)) if e.code == 409 && attempts < 10 => attempts += 1,
+            answer => break answer.expect_err("refused"),
+        }
+    };
     assert!(
         matches!(&refused, kube::Error::Api(e) if e.code == 403
             && response["status"]["message"].as_str().is_some_and(|m| e.message.ends_with(&format!("denied the request: {m}")))
