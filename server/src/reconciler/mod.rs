@@ -36,11 +36,11 @@ use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::{Api, ResourceExt};
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Event, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
 use tokio::sync::Mutex;
 
 use backoff::Backoff;
