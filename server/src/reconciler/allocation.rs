@@ -177,7 +177,7 @@ pub async fn allocate(
             }
             continue;
         }
-        ctx.crash_point(Step::Allocation).await;
+        super::crash::point(Step::Allocation).await;
         return Ok(Ok(pair));
     }
     // NB: contention is no reason to fail a request: the ticket stays as it is and is
@@ -220,6 +220,6 @@ pub async fn release(ctx: &Context, lb: &str, ticket: &str) -> Result<()> {
     for address in held.objects() {
         delete(ctx, address).await?;
     }
-    ctx.crash_point(Step::Allocation).await;
+    super::crash::point(Step::Allocation).await;
     Ok(())
 }

@@ -144,7 +144,7 @@ pub async fn sync(
     let last = ctx.ingresses.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster);
     let written = match last.filter(|last| last.digest == digest && !ensure) {
         Some(last) => last,
-        None => Written { digest, faults: write(ctx, client, &inputs, class).await? },
+        None => Written { digest, faults: write(client, &inputs, class).await? },
     };
     let faults = written.faults.clone();
     ctx.ingresses.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), written);
@@ -153,7 +153,7 @@ pub async fn sync(
 
 /// Reads lbdesk's Ingresses back and writes the difference: deletes the unwanted, replaces
 /// (compare-and-swap on the version read) the differing, creates the missing.
-async fn write(ctx: &Context, client: &kube::Client, inputs: &[Input<'_>], class: &str) -> Result<Faults> {
+async fn write(client: &kube::Client, inputs: &[Input<'_>], class: &str) -> Result<Faults> {
     let (wanted, mut faults) = wanted(inputs, class);
     let all: Api<Ingress> = Api::all(client.clone());
     let ours = all.list(&ListParams::default().labels(LABEL_LBTICKET)).await?.items;
@@ -170,7 +170,7 @@ async fn write(ctx: &Context, client: &kube::Client, inputs: &[Input<'_>], class
             Err(kube::Error::Api(e)) if e.is_not_found() => {}
             Err(e) => return Err(e.into()),
         }
-        ctx.crash_point(Step::IngressWrite).await;
+        super::crash::point(Step::IngressWrite).await;
     }
     for ((namespace, name), (ticket, want)) in wanted {
         let api: Api<Ingress> = Api::namespaced(client.clone(), &namespace);
@@ -190,7 +190,7 @@ async fn write(ctx: &Context, client: &kube::Client, inputs: &[Input<'_>], class
                 None => return Err(e.into()),
             },
         }
-        ctx.crash_point(Step::IngressWrite).await;
+        super::crash::point(Step::IngressWrite).await;
     }
     Ok(faults)
 }

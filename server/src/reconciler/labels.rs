@@ -11,7 +11,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use super::plan::Placed;
-use super::{Context, Result, Step};
+use super::{Result, Step};
 
 /// Annotation listing the namespace label keys lbdesk set (so it removes only its own).
 const MANAGED_LABELS: &str = "ebcpaas.io/managed-labels";
@@ -89,7 +89,6 @@ where
 /// Namespaces get the nsselector labels of the Loadbalancers with listeners in them, and lose
 /// the ones lbdesk set that are no longer wanted.
 pub(super) async fn label_namespaces(
-    ctx: &Context,
     client: &kube::Client,
     wanted: &Labels,
     only: Option<BTreeSet<String>>,
@@ -129,7 +128,7 @@ pub(super) async fn label_namespaces(
         let annotation = if annotation.is_empty() { Value::Null } else { json!(annotation) };
         let patch = json!({"metadata": {"labels": patch_labels, "annotations": {MANAGED_LABELS: annotation}}});
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-        ctx.crash_point(Step::LabelWrite).await;
+        super::crash::point(Step::LabelWrite).await;
     }
     Ok(())
 }
@@ -137,7 +136,6 @@ pub(super) async fn label_namespaces(
 /// Services in pools get the CIS labels; Services lbdesk labelled lose them when no longer in
 /// a pool (except those of a tenant whose declaration is blocked: its last good one stays).
 pub(super) async fn label_services(
-    ctx: &Context,
     client: &kube::Client,
     wanted: &Labels,
     only: Option<BTreeSet<(String, String)>>,
@@ -172,7 +170,7 @@ pub(super) async fn label_services(
         services
             .patch(&name, &PatchParams::default(), &Patch::Merge(&json!({"metadata": {"labels": patch_labels}})))
             .await?;
-        ctx.crash_point(Step::LabelWrite).await;
+        super::crash::point(Step::LabelWrite).await;
     }
     Ok(())
 }

@@ -229,7 +229,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
     };
     let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
     let answer = ctx.call_driver(Hook::RequestNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
-    ctx.crash_point(Step::DriverRequest).await;
+    super::crash::point(Step::DriverRequest).await;
     let answer = match answer {
         Ok(a) => a,
         Err(e) => {
@@ -326,7 +326,7 @@ async fn release_all(
         let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
         let answer =
             ctx.call_driver(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await?;
-        ctx.crash_point(Step::DriverRequest).await;
+        super::crash::point(Step::DriverRequest).await;
         if answer.status != DriverState::Succ {
             return Err(Error::Invalid(format!("revoking the network policy: {:?} {}", answer.status, answer.msg)));
         }

@@ -166,15 +166,13 @@ pub struct Context {
     ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
     /// Wakes the member clusters' syncers.
     wakers: Arc<syncers::Wakers>,
-    /// A planned crash: integration tests only, `None` in production.
-    crash: Option<Arc<Crash>>,
 }
 
 /// What tells a run to stop, shared by its controllers and syncers.
 type Shutdown = Shared<BoxFuture<'static, ()>>;
 
 impl Context {
-    /// The reconciler's context over these clusters and this driver, with no crash planned.
+    /// The reconciler's context over these clusters and this driver.
     pub fn new(clusters: Clusters, driver: DriverClient, config: Config) -> Context {
         let recorder = Recorder::new(clusters.mgmt().clone(), Reporter { controller: "lbdesk".into(), instance: None });
         // NB: never ready, never read: every run puts its own caches in first.
@@ -196,7 +194,6 @@ impl Context {
             memo: Default::default(),
             ingresses: Default::default(),
             wakers: Arc::default(),
-            crash: None,
         }
     }
 
@@ -241,18 +238,6 @@ impl Context {
         let drained = async { while events.join_next().await.is_some() {} };
         if tokio::time::timeout(Duration::from_secs(5), drained).await.is_err() {
             tracing::warn!("events still unpublished when the reconciler stopped were dropped");
-        }
-    }
-
-    /// The same context, halting at `crash` (integration tests).
-    pub fn with_crash(self, crash: Arc<Crash>) -> Context {
-        Context { crash: Some(crash), ..self }
-    }
-
-    /// Halts forever right after `step` when a crash is planned there (integration tests).
-    async fn crash_point(&self, step: Step) {
-        if let Some(crash) = &self.crash {
-            crash.at(step).await;
         }
     }
 
@@ -341,7 +326,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
     // change is placement, which the syncers pick up from the caches.
     // NB: each controller's backoff is this run's: a success forgets an object's failures, each
-    // failure waits longer.
+    // failure waits longer. The controllers spawn each reconcile, so a planned crash is carried.
     let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
     let failed = backoff.clone();
     let ticket_run = Controller::for_stream(ticket_changes, tickets)
@@ -350,12 +335,12 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         .run(
             move |ticket: Arc<Lbticket>, ctx| {
                 let backoff = backoff.clone();
-                async move {
+                crash::carried(async move {
                     let name = ticket.name_any();
                     let action = lbticket::reconcile(ticket, ctx).await?;
                     backoff.succeeded(&name);
                     Ok(action)
-                }
+                })
             },
             move |ticket, error, _| failed.retry_after(&ticket.name_any(), error),
             ctx.clone(),
@@ -375,12 +360,12 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         .run(
             move |lb: Arc<Loadbalancer>, ctx| {
                 let backoff = backoff.clone();
-                async move {
+                crash::carried(async move {
                     let name = lb.name_any();
                     let action = loadbalancer::reconcile(lb, ctx).await?;
                     backoff.succeeded(&name);
                     Ok(action)
-                }
+                })
             },
             move |lb, error, _| failed.retry_after(&lb.name_any(), error),
             ctx.clone(),

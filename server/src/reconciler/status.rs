@@ -94,7 +94,7 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
         };
         ctx.publish(event, ticket.object_ref(&()));
     }
-    ctx.crash_point(Step::StatusWrite).await;
+    super::crash::point(Step::StatusWrite).await;
     Ok(written)
 }
 

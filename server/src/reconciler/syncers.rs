@@ -80,7 +80,7 @@ pub async fn supervise(ctx: Arc<Context>, shutdown: Shutdown) {
             .boxed()
             .shared();
             tracing::info!(%cluster, "member cluster registered: its syncer starts");
-            syncers.spawn(syncer(ctx.clone(), cluster.clone(), requests, own));
+            syncers.spawn(super::crash::carried(syncer(ctx.clone(), cluster.clone(), requests, own)));
             running.insert(cluster, (registered, stop));
         }
         report_unusable(&ctx).await;

@@ -135,7 +135,7 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             None => Ok(false),
         };
         if let Ok(true) = written {
-            ctx.crash_point(Step::ConfigMapWrite).await;
+            super::crash::point(Step::ConfigMapWrite).await;
         }
         if let Err(e) = written {
             tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
@@ -160,9 +160,9 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     // change concerns.
     let since = before.filter(|_| !ensure);
     let namespaces = since.as_ref().map(|b| differing(&b.namespaces, &now.namespaces));
-    label_namespaces(ctx, &client, &now, namespaces).await?;
+    label_namespaces(&client, &now, namespaces).await?;
     let services = since.as_ref().map(|b| differing(&b.services, &now.services));
-    label_services(ctx, &client, &now, services).await?;
+    label_services(&client, &now, services).await?;
     // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
     for (ticket, why) in ingress::sync(ctx, &client, cluster, &lbs, &tickets, ensure).await? {
         faults.entry(ticket).or_insert(why);

@@ -162,11 +162,11 @@ fn config() -> reconciler::Config {
 /// `crash`; the test aborts the task as a process dying would end.
 fn start_reconciler(lbdesk: &Lbdesk, driver: DriverClient, crash: Option<Arc<Crash>>) -> JoinHandle<()> {
     let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config());
-    let ctx = match crash {
-        Some(crash) => ctx.with_crash(crash),
-        None => ctx,
-    };
-    tokio::spawn(reconciler::run(Arc::new(ctx), std::future::pending()))
+    let run = reconciler::run(Arc::new(ctx), std::future::pending());
+    match crash {
+        Some(crash) => tokio::spawn(crash.during(run)),
+        None => tokio::spawn(run),
+    }
 }
 
 fn options() -> Options {
