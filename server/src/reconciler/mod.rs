@@ -36,7 +36,7 @@ use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::controller::{self, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -325,26 +325,11 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let ledger = addresses::follow(ctx.clone(), listed, shutdown.clone());
     // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
     // change is placement, which the syncers pick up from the caches.
-    // NB: each controller's backoff is this run's: a success forgets an object's failures, each
-    // failure waits longer. The controllers spawn each reconcile, so a planned crash is carried.
-    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
-    let failed = backoff.clone();
+    let (reconcile, failed) = with_backoff(&ctx, lbticket::reconcile);
     let ticket_run = Controller::for_stream(ticket_changes, tickets)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown.clone())
-        .run(
-            move |ticket: Arc<Lbticket>, ctx| {
-                let backoff = backoff.clone();
-                crash::carried(async move {
-                    let name = ticket.name_any();
-                    let action = lbticket::reconcile(ticket, ctx).await?;
-                    backoff.succeeded(&name);
-                    Ok(action)
-                })
-            },
-            move |ticket, error, _| failed.retry_after(&ticket.name_any(), error),
-            ctx.clone(),
-        )
+        .run(reconcile, move |ticket, error, _| failed.retry_after(&ticket.name_any(), error), ctx.clone())
         .for_each(|r| {
             ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = r {
@@ -352,24 +337,11 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
             futures::future::ready(())
         });
-    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
-    let failed = backoff.clone();
+    let (reconcile, failed) = with_backoff(&ctx, loadbalancer::reconcile);
     let lb_run = Controller::for_stream(lb_changes, loadbalancers)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown.clone())
-        .run(
-            move |lb: Arc<Loadbalancer>, ctx| {
-                let backoff = backoff.clone();
-                crash::carried(async move {
-                    let name = lb.name_any();
-                    let action = loadbalancer::reconcile(lb, ctx).await?;
-                    backoff.succeeded(&name);
-                    Ok(action)
-                })
-            },
-            move |lb, error, _| failed.retry_after(&lb.name_any(), error),
-            ctx.clone(),
-        )
+        .run(reconcile, move |lb, error, _| failed.retry_after(&lb.name_any(), error), ctx.clone())
         .for_each(|r| {
             if let Err(e) = r {
                 tracing::debug!(error = %e, "load balancer reconcile");
@@ -395,6 +367,35 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     ctx.running.store(false, Ordering::Relaxed);
     ctx.metrics.leading(false);
     tracing::info!("reconciler stopped");
+}
+
+/// One reconcile, as a controller runs it.
+type Reconcile = BoxFuture<'static, Result<Action>>;
+
+/// A controller's `reconcile` as a run drives it, and the run's backoff for its error policy:
+/// a success forgets the object's failures, each failure waits longer. NB: the controller
+/// spawns each reconcile, so the run's planned crash (tests) is carried into it.
+fn with_backoff<K, Fut>(
+    ctx: &Context,
+    reconcile: fn(Arc<K>, Arc<Context>) -> Fut,
+) -> (impl FnMut(Arc<K>, Arc<Context>) -> Reconcile, Arc<Backoff>)
+where
+    K: kube::Resource + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action>> + Send + 'static,
+{
+    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
+    let counted = backoff.clone();
+    let reconcile = move |object: Arc<K>, ctx| {
+        let backoff = counted.clone();
+        let name = object.name_any();
+        crash::carried(async move {
+            let action = reconcile(object, ctx).await?;
+            backoff.succeeded(&name);
+            Ok(action)
+        })
+        .boxed()
+    };
+    (reconcile, backoff)
 }
 
 /// Runs one reconcile of `kind`, counted by result and timed for the metrics.
