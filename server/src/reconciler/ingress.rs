@@ -251,6 +251,68 @@ mod tests {
         assert_ne!(digest("f5", &inputs), digest("bigip", &inputs), "the class is an input");
     }
 
+    #[tokio::test]
+    async fn the_write_deletes_the_unwanted_repairs_the_differing_and_reports_a_name_taken() {
+        use super::super::fixtures::{Call, Scenario};
+        use http::Method;
+        const LIST: &str = "/apis/networking.k8s.io/v1/ingresses?&labelSelector=ebcpaas.io%2Flbticket";
+        const OLD: &str = "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses/old?";
+        const SHOP: &str = "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses/shop?";
+        const CREATE: &str = "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses?";
+        let lbs = [lb()];
+        let tickets = [ticket("pay", 1, DesiredState::Active, Phase::Enabled, &["shop"])];
+        let inputs = inputs(&lbs, &tickets);
+        let (wanted, _) = wanted(&inputs, "f5");
+        let want = wanted[&("team-a".into(), "shop".into())].1.clone();
+        let json = |i: &Ingress| serde_json::to_value(i).unwrap_or_default();
+        let list = |items: Vec<Ingress>| serde_json::json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressList", "metadata": {}, "items": items});
+        let mut edited = want.clone();
+        edited.metadata.resource_version = Some("7".into());
+        edited.annotations_mut().insert("virtual-server.f5.com/ip".into(), "1.2.3.4".into());
+        let mut old = cis_ingress::desired("gone", "team-a", &shop("old"), "20.1.0.9", "shared", "f5");
+        old.metadata.resource_version = Some("3".into());
+        let taken = serde_json::json!({"kind": "Status", "code": 409, "reason": "AlreadyExists", "message": "ingresses \"shop\" already exists"});
+
+        // (what, the calls expected in order, the fault the ticket is told)
+        let rows: Vec<(&str, Vec<Call>, Option<&str>)> = vec![
+            (
+                "converged: read back, nothing written",
+                vec![Call::new(Method::GET, LIST, 200, list(vec![want.clone()]))],
+                None,
+            ),
+            (
+                "one unwanted and one hand-edited: deleted, then replaced on the version read",
+                vec![
+                    Call::new(Method::GET, LIST, 200, list(vec![old.clone(), edited.clone()])),
+                    Call::new(Method::DELETE, OLD, 200, json(&old)),
+                    Call::new(Method::PUT, SHOP, 200, json(&want)),
+                ],
+                None,
+            ),
+            (
+                "missing, its name another's: the ticket is told, nothing retried",
+                vec![Call::new(Method::GET, LIST, 200, list(vec![])), Call::new(Method::POST, CREATE, 409, taken)],
+                Some("has an Ingress of that name that is not lbdesk's"),
+            ),
+        ];
+        for (what, calls, fault) in rows {
+            let (client, scenario) = Scenario::client(calls);
+            let (result, bodies) = scenario.run(write(&client, &inputs, "f5")).await;
+            let faults = result.unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(
+                faults.get("pay").is_some_and(|f| fault.is_some_and(|want| f.contains(want))),
+                fault.is_some(),
+                "{what}: {faults:?}"
+            );
+            for body in bodies.iter().filter(|b| b["kind"] == "Ingress") {
+                assert_eq!(body["metadata"]["annotations"]["virtual-server.f5.com/ip"], "20.1.0.7", "{what}: {body}");
+                if body["metadata"]["resourceVersion"].is_string() {
+                    assert_eq!(body["metadata"]["resourceVersion"], "7", "{what}: a compare-and-swap");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_repair_restores_what_lbdesk_owns_and_keeps_the_rest() {
         let want = cis_ingress::desired("pay", "team-a", &shop("shop"), "20.1.0.7", "shared", "f5");
