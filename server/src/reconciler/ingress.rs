@@ -65,7 +65,7 @@ fn digest(class: &str, inputs: &[Input<'_>]) -> u64 {
 }
 
 /// The Ingresses wanted, by (namespace, name), each with its ticket.
-type Wanted = BTreeMap<(String, String), (String, Ingress)>;
+pub type Wanted = BTreeMap<(String, String), (String, Ingress)>;
 
 /// The Ingresses wanted, and the tickets whose F5 Ingress's name an older ticket holds.
 fn wanted(inputs: &[Input<'_>], class: &str) -> (Wanted, Faults) {
@@ -124,27 +124,40 @@ fn refused(error: &kube::Error, name: &str, namespace: &str) -> Option<String> {
         .then(|| format!("F5 Ingress {name}: the member cluster refused it: {}", status.message))
 }
 
-/// Brings the Ingresses of `client`'s cluster to what the live ingress tickets among `tickets`
-/// (on this cluster's `lbs`) ask for, and returns the tickets whose F5 Ingresses could not be
-/// written, with why. Skipped when nothing they follow from changed since the last
-/// successful sync, unless `ensure` asks for every one to be read back and repaired.
-pub async fn sync(
+/// The Ingresses a member cluster must hold, planned without I/O.
+#[derive(Debug, Default)]
+pub struct Planned {
+    pub wanted: Wanted,
+    /// The tickets whose F5 Ingress's name an older ticket holds.
+    pub faults: Faults,
+    /// Everything the wanted Ingresses follow from.
+    digest: u64,
+}
+
+/// The Ingresses the live ingress tickets among `tickets` (on `lbs`, one cluster's) ask for,
+/// for a CIS watching `class`.
+pub fn planned(lbs: &[Arc<Loadbalancer>], tickets: &[Arc<Lbticket>], class: &str) -> Planned {
+    let inputs = inputs(lbs, tickets);
+    let (wanted, faults) = wanted(&inputs, class);
+    Planned { wanted, faults, digest: digest(class, &inputs) }
+}
+
+/// Brings the Ingresses of `client`'s cluster to `planned`, and returns the tickets whose F5
+/// Ingresses the cluster refused, with why. Skipped when nothing they follow from changed since
+/// the last successful sync, unless `ensure` asks for every one to be read back and repaired.
+pub async fn apply(
     ctx: &Context,
     client: &kube::Client,
     cluster: &str,
-    lbs: &[Arc<Loadbalancer>],
-    tickets: &[Arc<Lbticket>],
+    planned: &Planned,
     ensure: bool,
 ) -> Result<Faults> {
-    let class = ctx.config.ingress_class.as_str();
-    let inputs = inputs(lbs, tickets);
-    let digest = digest(class, &inputs);
     // NB: taken out while the sync runs: one that fails half-way leaves none, so the next
     // does everything again.
     let last = ctx.ingresses.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster);
-    let written = match last.filter(|last| last.digest == digest && !ensure) {
+    let written = match last.filter(|last| last.digest == planned.digest && !ensure) {
         Some(last) => last,
-        None => Written { digest, faults: write(client, &inputs, class).await? },
+        None => Written { digest: planned.digest, faults: write(client, &planned.wanted).await? },
     };
     let faults = written.faults.clone();
     ctx.ingresses.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), written);
@@ -152,9 +165,10 @@ pub async fn sync(
 }
 
 /// Reads lbdesk's Ingresses back and writes the difference: deletes the unwanted, replaces
-/// (compare-and-swap on the version read) the differing, creates the missing.
-async fn write(client: &kube::Client, inputs: &[Input<'_>], class: &str) -> Result<Faults> {
-    let (wanted, mut faults) = wanted(inputs, class);
+/// (compare-and-swap on the version read) the differing, creates the missing; returns the
+/// tickets whose Ingresses the cluster refused for good, with why.
+async fn write(client: &kube::Client, wanted: &Wanted) -> Result<Faults> {
+    let mut faults = Faults::new();
     let all: Api<Ingress> = Api::all(client.clone());
     let ours = all.list(&ListParams::default().labels(LABEL_LBTICKET)).await?.items;
     let mut current = BTreeMap::new();
@@ -173,18 +187,18 @@ async fn write(client: &kube::Client, inputs: &[Input<'_>], class: &str) -> Resu
         super::crash::point(Step::IngressWrite).await;
     }
     for ((namespace, name), (ticket, want)) in wanted {
-        let api: Api<Ingress> = Api::namespaced(client.clone(), &namespace);
+        let api: Api<Ingress> = Api::namespaced(client.clone(), namespace);
         let result = match current.remove(&(namespace.clone(), name.clone())) {
-            Some(have) if matches(&have, &want) => continue,
-            Some(have) => api.replace(&name, &PostParams::default(), &repaired(have, &want)).await,
-            None => api.create(&PostParams::default(), &want).await,
+            Some(have) if matches(&have, want) => continue,
+            Some(have) => api.replace(name, &PostParams::default(), &repaired(have, want)).await,
+            None => api.create(&PostParams::default(), want).await,
         };
         match result {
             Ok(_) => tracing::info!(%namespace, ingress = %name, %ticket, "Ingress written"),
-            Err(e) => match refused(&e, &name, &namespace) {
+            Err(e) => match refused(&e, name, namespace) {
                 Some(why) => {
                     tracing::warn!(%namespace, ingress = %name, %ticket, reason = %why, "Ingress refused");
-                    faults.entry(ticket).or_insert(why);
+                    faults.entry(ticket.clone()).or_insert(why);
                     continue;
                 }
                 None => return Err(e.into()),
@@ -261,9 +275,8 @@ mod tests {
         const CREATE: &str = "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses?";
         let lbs = [lb()];
         let tickets = [ticket("pay", 1, DesiredState::Active, Phase::Enabled, &["shop"])];
-        let inputs = inputs(&lbs, &tickets);
-        let (wanted, _) = wanted(&inputs, "f5");
-        let want = wanted[&("team-a".into(), "shop".into())].1.clone();
+        let planned = planned(&lbs, &tickets, "f5");
+        let want = planned.wanted[&("team-a".into(), "shop".into())].1.clone();
         let json = |i: &Ingress| serde_json::to_value(i).unwrap_or_default();
         let list = |items: Vec<Ingress>| serde_json::json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressList", "metadata": {}, "items": items});
         let mut edited = want.clone();
@@ -297,7 +310,7 @@ mod tests {
         ];
         for (what, calls, fault) in rows {
             let (client, scenario) = Scenario::client(calls);
-            let (result, bodies) = scenario.run(write(&client, &inputs, "f5")).await;
+            let (result, bodies) = scenario.run(write(&client, &planned.wanted)).await;
             let faults = result.unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(
                 faults.get("pay").is_some_and(|f| fault.is_some_and(|want| f.contains(want))),

@@ -200,4 +200,143 @@ mod tests {
         assert_eq!(differing(&a, &b), BTreeSet::from(["added", "changed", "gone"]));
         assert!(differing(&a, &a).is_empty());
     }
+
+    /// What two tenants placed: `t1` wants `zone=f5` on team-a and Service team-a/web in a
+    /// pool; `t2` is held back (its declaration refused).
+    fn wanted() -> Labels {
+        let pool =
+            BTreeMap::from([(CIS_TENANT.to_string(), "t1".to_string()), (CIS_MARK.to_string(), "true".to_string())]);
+        let t1 = Placed {
+            namespaces: BTreeMap::from([("team-a".into(), BTreeMap::from([("zone".into(), "f5".into())]))]),
+            services: BTreeMap::from([(("team-a".into(), "web".into()), pool)]),
+            ..Default::default()
+        };
+        let t2 = Placed { blocked: true, ..Default::default() };
+        Labels::of(&HashMap::from([("t1".to_string(), t1), ("t2".to_string(), t2)]))
+    }
+
+    /// An object as the mocked API lists it: `kind` named `name` (in `ns`), with `labels` and
+    /// the managed-labels annotation `managed`.
+    fn object(kind: &str, ns: Option<&str>, name: &str, labels: &[(&str, &str)], managed: Option<&str>) -> Value {
+        let labels: serde_json::Map<String, Value> = labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+        let annotations: serde_json::Map<String, Value> =
+            managed.map(|m| (MANAGED_LABELS.to_string(), json!(m))).into_iter().collect();
+        json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": ns, "resourceVersion": "5", "labels": labels, "annotations": annotations}})
+    }
+
+    fn list(kind: &str, items: Vec<Value>) -> Value {
+        json!({"apiVersion": "v1", "kind": format!("{kind}List"), "metadata": {}, "items": items})
+    }
+
+    #[tokio::test]
+    async fn namespaces_get_the_labels_wanted_and_lose_only_those_lbdesk_set() {
+        use super::super::fixtures::{Call, Scenario};
+        use http::Method;
+        const LIST: &str = "/api/v1/namespaces?";
+        const TEAM_A: &str = "/api/v1/namespaces/team-a?";
+        const OLD: &str = "/api/v1/namespaces/old?";
+        const READ_TEAM_A: &str = "/api/v1/namespaces/team-a";
+        let ns = |name, labels: &[(&str, &str)], managed| object("Namespace", None, name, labels, managed);
+        let zone = [("zone", "f5")];
+        // (what, which namespaces, the calls in order, the patches' bodies)
+        type Row = (&'static str, Option<BTreeSet<String>>, Vec<Call>, Vec<Value>);
+        let rows: Vec<Row> = vec![
+            (
+                "every namespace read: one wanted is labelled, one lbdesk labelled and no longer wanted is \
+                 cleared, one already carrying the label (someone else's) is left as it is",
+                None,
+                vec![
+                    Call::new(
+                        Method::GET,
+                        LIST,
+                        200,
+                        list(
+                            "Namespace",
+                            vec![
+                                ns("team-a", &[], None),
+                                ns("old", &zone, Some("zone")),
+                                ns("theirs", &zone, None),
+                                ns("plain", &[], None),
+                            ],
+                        ),
+                    ),
+                    Call::new(Method::PATCH, TEAM_A, 200, ns("team-a", &zone, Some("zone"))),
+                    Call::new(Method::PATCH, OLD, 200, ns("old", &[], None)),
+                ],
+                vec![
+                    json!({"metadata": {"labels": {"zone": "f5"}, "annotations": {MANAGED_LABELS: "zone"}}}),
+                    json!({"metadata": {"labels": {"zone": null}, "annotations": {MANAGED_LABELS: null}}}),
+                ],
+            ),
+            (
+                "converged, only team-a concerned: read, nothing written",
+                Some(BTreeSet::from(["team-a".to_string()])),
+                vec![Call::new(Method::GET, READ_TEAM_A, 200, ns("team-a", &zone, Some("zone")))],
+                vec![],
+            ),
+            (
+                "only the namespaces named are read; a missing one is skipped",
+                Some(BTreeSet::from(["old".to_string(), "team-a".to_string()])),
+                vec![
+                    Call::new(
+                        Method::GET,
+                        "/api/v1/namespaces/old",
+                        404,
+                        json!({"kind": "Status", "code": 404, "reason": "NotFound", "message": "not found"}),
+                    ),
+                    Call::new(Method::GET, READ_TEAM_A, 200, ns("team-a", &[], None)),
+                    Call::new(Method::PATCH, TEAM_A, 200, ns("team-a", &zone, Some("zone"))),
+                ],
+                vec![json!({"metadata": {"labels": {"zone": "f5"}, "annotations": {MANAGED_LABELS: "zone"}}})],
+            ),
+        ];
+        for (what, only, calls, patches) in rows {
+            let (client, scenario) = Scenario::client(calls);
+            let (result, bodies) = scenario.run(label_namespaces(&client, &wanted(), only)).await;
+            result.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let sent: Vec<&Value> = bodies.iter().filter(|b| !b.is_null()).collect();
+            assert_eq!(sent, patches.iter().collect::<Vec<_>>(), "{what}");
+        }
+    }
+
+    #[tokio::test]
+    async fn services_in_pools_get_the_cis_labels_and_lose_them_unless_their_tenant_is_held_back() {
+        use super::super::fixtures::{Call, Scenario};
+        use http::Method;
+        const LIST: &str = "/api/v1/services?";
+        let svc = |name, labels: &[(&str, &str)]| object("Service", Some("team-a"), name, labels, None);
+        let calls = vec![
+            Call::new(
+                Method::GET,
+                LIST,
+                200,
+                list(
+                    "Service",
+                    vec![
+                        svc("web", &[]),
+                        svc("left", &[(CIS_MARK, "true"), (CIS_TENANT, "t1")]),
+                        svc("held", &[(CIS_MARK, "true"), (CIS_TENANT, "t2")]),
+                        svc("theirs", &[(CIS_TENANT, "t9")]),
+                    ],
+                ),
+            ),
+            Call::new(Method::PATCH, "/api/v1/namespaces/team-a/services/web?", 200, svc("web", &[])),
+            Call::new(Method::PATCH, "/api/v1/namespaces/team-a/services/left?", 200, svc("left", &[])),
+        ];
+        let (client, scenario) = Scenario::client(calls);
+        let (result, bodies) = scenario.run(label_services(&client, &wanted(), None)).await;
+        result.expect("labelled");
+        let sent: Vec<&Value> = bodies.iter().filter(|b| !b.is_null()).collect();
+        let gone: serde_json::Map<String, Value> =
+            SERVICE_LABEL_KEYS.iter().map(|k| (k.to_string(), Value::Null)).collect();
+        assert_eq!(
+            sent,
+            [
+                &json!({"metadata": {"labels": {CIS_TENANT: "t1", CIS_MARK: "true"}}}),
+                &json!({"metadata": {"labels": gone}}),
+            ],
+            "in a pool: labelled; left the pools: every label lbdesk sets removed; a held-back tenant's and \
+             labels lbdesk did not set: left alone"
+        );
+    }
 }

@@ -12,6 +12,7 @@ mod allocation;
 mod backoff;
 mod cis;
 mod crash;
+mod desired;
 #[cfg(test)]
 mod fixtures;
 mod ingress;

@@ -1,7 +1,8 @@
 //! What one AS3 tenant of a member cluster must hold, planned without I/O from the management
 //! cluster's objects and the declaration deployed now: the ConfigMap to write (only when its
 //! bytes change), the labels CIS must find on namespaces and Services, and what each ticket
-//! is told when the tenant cannot be written. `tenant::sync` reads, calls [`plan`], then applies.
+//! is told when the tenant cannot be written. The cluster's plan (`desired`) calls [`plan`] for
+//! each tenant whose inputs changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

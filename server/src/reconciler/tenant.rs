@@ -1,25 +1,26 @@
 //! What a member cluster must hold for its Loadbalancers: one AS3 ConfigMap per tenant
 //! (validated before writing, written only when its bytes change), the nsselector labels on
 //! namespaces with listeners, the CIS discovery labels on Services in pools (`labels`), the
-//! Ingresses of F5 Ingresses (`ingress`). Computed as a whole from the current objects, so a
-//! sync is idempotent and repairs any drift.
+//! Ingresses of F5 Ingresses (`ingress`). Planned as a whole from the current objects
+//! (`desired`, no I/O), then applied as the difference, so a sync is idempotent and repairs any
+//! drift.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use app::domain::as3;
 use app::domain::as3::placement::{self, Placement, TEMPLATE_KEY};
 use app::domain::cis_ingress;
 use app::domain::crd::{Condition, Lbrule, Lbticket, LbticketSpec, LbticketStatus, Loadbalancer};
-use app::domain::policy::effective_partition;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use super::desired::Cluster;
 use super::labels::{Labels, differing, label_namespaces, label_services};
 use super::live;
-use super::plan::{Faults, Placed, Plan, Tenant, held_back, plan};
+use super::plan::Faults;
 use super::status::set_condition;
 use super::{Context, Error, Result, Step, ingress};
 
@@ -97,79 +98,69 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         })
         .collect();
     let rules: Vec<Arc<Lbrule>> = caches.rules.state().into_iter().filter(|r| live(&**r)).collect();
-    let lb_in: Vec<_> = lb_names.iter().zip(&lbs).map(|(n, l)| (*n, &l.spec)).collect();
-    let t_in: Vec<_> = tickets.iter().map(|t| (name_of(&t.metadata), &t.spec, t.status.as_ref())).collect();
-    let r_in: Vec<_> = rules.iter().map(|r| (name_of(&r.metadata), &r.spec)).collect();
+    let objects = Cluster::of(cluster, &lbs, &tickets, &rules, &ctx.config.ingress_class);
 
     // NB: taken out while the sync runs: a sync that fails half-way leaves no memo behind, so
     // the next one does everything again.
-    let mut previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
-    let before = (!previous.is_empty()).then(|| Labels::of(&previous));
-    let mut placed: HashMap<String, Placed> = HashMap::new();
-    // The first error worth retrying, returned once everything else is done and reported.
-    let mut retry: Option<Error> = None;
-    let ingress_namespaces = ingress_namespaces(&lbs, &tickets);
-    for ((_, tenant), (t, r)) in as3::tenants(&lb_in, &t_in, &r_in) {
-        let Some(owner) = placement::owner(&tenant, lbs.iter().map(|lb| &lb.spec)) else {
-            continue;
-        };
-        let watched = ingress_namespaces.get(&tenant);
-        let digest = as3::digest(cluster, &tenant, owner, &t, &r) ^ as3::stable_hash(watched);
-        let last = previous.remove(&tenant);
-        if let Some(last) = last.as_ref().filter(|last| last.digest == digest && !ensure) {
-            placed.insert(tenant, last.clone());
-            continue;
-        }
-        let place = Placement::of(owner);
-        let current = deployed(&client, &place).await?;
-        let input = Tenant { cluster, name: &tenant, owner, tickets: &t, rules: &r, watched };
-        let Plan { placed: mut placed_now, write } =
-            plan(&input, current.as_ref().and_then(template_of), last.as_ref(), digest);
-        if placed_now.blocked {
+    let previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
+    let mut current = HashMap::new();
+    for place in objects.to_read(&previous, ensure) {
+        current.insert(place.tenant.clone(), deployed(&client, &place).await?);
+    }
+    let templates = current.iter().map(|(t, cm)| (t.clone(), cm.as_ref().and_then(template_of).map(String::from)));
+    let mut desired = objects.plan(&templates.collect(), &previous, ensure);
+    for (tenant, placed) in &desired.tenants {
+        if placed.blocked {
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
         }
+    }
+    // The first error worth retrying, returned once everything else is done and reported.
+    let mut retry: Option<Error> = None;
+    for write in std::mem::take(&mut desired.configmaps) {
+        let tenant = &write.place.tenant;
         // NB: a ConfigMap the member cluster will not take holds back its tenant alone: every
         // other tenant, and the cluster's F5 Ingresses, are still written and reported.
-        let written = match write {
-            Some(template) => write_configmap(&client, current, &place, &template).await,
-            None => Ok(false),
-        };
-        if let Ok(true) = written {
-            super::crash::point(Step::ConfigMapWrite).await;
-        }
-        if let Err(e) = written {
-            tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
-            let (digest, message) = match refused_for_good(&e) {
-                Some(why) => (digest, format!("the member cluster refused the tenant's ConfigMap: {why}")),
-                // Not the content's fault: retried (the digest is forgotten) after a backoff.
-                None => (0, format!("the tenant's ConfigMap is not written yet: {e}; retrying")),
-            };
-            if digest == 0 {
-                retry.get_or_insert(e);
+        match write_configmap(&client, current.remove(tenant).flatten(), &write.place, &write.template).await {
+            Ok(true) => super::crash::point(Step::ConfigMapWrite).await,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
+                match refused_for_good(&e) {
+                    Some(why) => desired.unwritten(
+                        &write,
+                        format!("the member cluster refused the tenant's ConfigMap: {why}"),
+                        false,
+                    ),
+                    None => {
+                        // Not the content's fault: retried after a backoff.
+                        desired.unwritten(
+                            &write,
+                            format!("the tenant's ConfigMap is not written yet: {e}; retrying"),
+                            true,
+                        );
+                        retry.get_or_insert(e);
+                    }
+                }
             }
-            let names: Vec<&str> = t.iter().map(|ticket| ticket.name).collect();
-            let faults = held_back(&[as3::Fault { origin: None, message }], &names);
-            placed_now = Placed::held(last.as_ref(), digest, owner, faults);
         }
-        placed.insert(tenant, placed_now);
     }
-    let mut faults: Faults = placed.values().flat_map(|p| p.faults.clone()).collect();
-    let now = Labels::of(&placed);
     // Labels follow what the tenants placed. On ensure (or with nothing known of the last
     // sync) every namespace and Service is read back; otherwise only those whose labels the
     // change concerns.
-    let since = before.filter(|_| !ensure);
+    let now = desired.labels();
+    let since = (!previous.is_empty() && !ensure).then(|| Labels::of(&previous));
     let namespaces = since.as_ref().map(|b| differing(&b.namespaces, &now.namespaces));
     label_namespaces(&client, &now, namespaces).await?;
     let services = since.as_ref().map(|b| differing(&b.services, &now.services));
     label_services(&client, &now, services).await?;
+    let mut faults = desired.faults();
     // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
-    for (ticket, why) in ingress::sync(ctx, &client, cluster, &lbs, &tickets, ensure).await? {
+    for (ticket, why) in ingress::apply(ctx, &client, cluster, &desired.ingresses, ensure).await? {
         faults.entry(ticket).or_insert(why);
     }
     report(ctx, &tickets, &faults).await?;
     super::cis::report(ctx, &client, cluster).await;
-    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), placed);
+    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), desired.tenants);
     match retry {
         Some(e) => Err(e),
         None => Ok(faults),
@@ -181,17 +172,6 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
 fn refused_for_good(error: &Error) -> Option<String> {
     let Error::Kube(kube::Error::Api(status)) = error else { return None };
     matches!(status.code, 400 | 403 | 404 | 413 | 422).then(|| format!("{} ({})", status.message, status.code))
-}
-
-/// Per AS3 tenant, the namespaces of its load balancers' live F5 Ingresses.
-fn ingress_namespaces(lbs: &[Arc<Loadbalancer>], tickets: &[Arc<Lbticket>]) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for t in tickets.iter().filter(|t| cis_ingress::is_live(&t.spec, t.status.as_ref())) {
-        if let Some(lb) = lbs.iter().find(|lb| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str())) {
-            out.entry(effective_partition(&lb.spec).to_string()).or_default().insert(t.spec.namespace.clone());
-        }
-    }
-    out
 }
 
 /// The `Rendered` condition (and message) of each live ticket: why its listeners or F5
