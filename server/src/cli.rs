@@ -1,6 +1,6 @@
 //! Command line: parses the arguments and hands each command to the module that runs it
 //! (`serve`, the default; `crdgen`, `render`, `route`, `reset-demo-passwords`, `kubeconfig`,
-//! `cis-post`, `driver-sim`). The settings themselves are in `config`.
+//! `cis-post`, `driver-sim`, `bigip-sim`). The settings themselves are in `config`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -75,6 +75,15 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Serve the BIG-IP simulator (AS3 declare and the iControl REST reads lbdesk makes).
+    BigipSim {
+        #[arg(long, env = "LBDESK_BIGIP_SIM_LISTEN", default_value = "127.0.0.1:7443")]
+        listen: SocketAddr,
+        /// Behaviour file (YAML or JSON): credentials, members down or disabled, refused
+        /// tenants, faults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 impl Cli {
@@ -95,6 +104,7 @@ impl Cli {
                 crate::cis::posts::run(kubeconfig, context, cis).await
             }
             Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,
+            Some(Command::BigipSim { listen, config }) => crate::bigip::sim::run(listen, config.as_deref()).await,
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod bigip;
 pub mod cis;
 pub mod cli;
 pub mod config;

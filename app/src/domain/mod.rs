@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod as3;
+pub mod bigip;
 pub mod cis;
 pub mod cis_ingress;
 pub mod crc32;

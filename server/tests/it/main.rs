@@ -3,6 +3,7 @@
 mod accounts;
 mod api_input;
 mod audit;
+mod bigip;
 mod boundary;
 mod cis;
 mod conformance;

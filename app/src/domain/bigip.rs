@@ -1,0 +1,176 @@
+//! What BIG-IP runs, as lbdesk reads it back over iControl REST (read-only), judged against
+//! what lbdesk expects CIS to post: per virtual server *live*, *waiting for CIS* or *rejected*
+//! (with what differs and BIG-IP's reason), and each pool member's state. Answers from BIG-IP
+//! are outside input: every reader here returns an error naming what it could not read.
+//!
+//! The endpoints (iControl REST reference, AS3 3.x): the tenant's declaration
+//! `GET /mgmt/shared/appsvcs/declare/<tenant>` (204 when BIG-IP holds none), the results of
+//! recent declarations `GET /mgmt/shared/appsvcs/task`, and a pool's members
+//! `GET /mgmt/tm/ltm/pool/~<tenant>~<app>~<pool>/members/stats`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Where a virtual server stands on BIG-IP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// BIG-IP runs exactly what lbdesk expects CIS to post for it.
+    Live,
+    /// Not (or not yet exactly) on BIG-IP, and BIG-IP refused nothing of its tenant since.
+    Waiting { differs: Vec<String> },
+    /// BIG-IP's last declaration of its tenant failed: it keeps an older version.
+    Rejected { reason: String, differs: Vec<String> },
+}
+
+/// The AS3 objects of a virtual server in `tenant` (an ADC tenant object): the virtual server
+/// `app`/`vs`, its iRules, and the pools it or its iRules send to, by `<app>/<name>`.
+pub fn objects_of(tenant: &Value, app: &str, vs: &str) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let Some(application) = tenant.get(app).and_then(Value::as_object) else { return out };
+    let Some(server) = application.get(vs) else { return out };
+    out.insert(format!("{app}/{vs}"), server.clone());
+    let mut texts = Vec::new();
+    for rule in server.get("iRules").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(name) = rule.as_str()
+            && let Some(irule) = application.get(name)
+        {
+            texts.extend(irule.get("iRule").and_then(Value::as_str).map(String::from));
+            out.insert(format!("{app}/{name}"), irule.clone());
+        }
+    }
+    let direct = server.get("pool").and_then(Value::as_str);
+    for (name, item) in application.iter().filter(|(_, v)| v.get("class").and_then(Value::as_str) == Some("Pool")) {
+        let path = format!("/{app}/{name}");
+        // NB: an iRule names a pool by its full path, followed by a line's end or a space.
+        let named = texts.iter().any(|t| {
+            t.match_indices(&path).any(|(at, _)| t[at + path.len()..].starts_with(|c: char| c.is_whitespace()))
+        });
+        if direct == Some(name.as_str()) || named {
+            out.insert(format!("{app}/{name}"), item.clone());
+        }
+    }
+    out
+}
+
+/// What differs between the objects expected and those on BIG-IP, one line per object.
+pub fn differences(expected: &BTreeMap<String, Value>, on_bigip: &BTreeMap<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, want) in expected {
+        match on_bigip.get(name) {
+            None => out.push(format!("{name}: not on BIG-IP")),
+            Some(have) if have != want => out.push(format!("{name}: BIG-IP holds another version")),
+            Some(_) => {}
+        }
+    }
+    out.extend(on_bigip.keys().filter(|k| !expected.contains_key(*k)).map(|k| format!("{k}: on BIG-IP, not expected")));
+    out
+}
+
+/// The state of a virtual server whose objects lbdesk expects as `expected`, BIG-IP holding
+/// `on_bigip`; `rejected` is BIG-IP's reason when its last declaration of the tenant failed.
+pub fn state(expected: &BTreeMap<String, Value>, on_bigip: &BTreeMap<String, Value>, rejected: Option<&str>) -> State {
+    let differs = differences(expected, on_bigip);
+    match (differs.is_empty(), rejected) {
+        (true, _) => State::Live,
+        (false, Some(reason)) => State::Rejected { reason: reason.to_string(), differs },
+        (false, None) => State::Waiting { differs },
+    }
+}
+
+/// The tenant object of a `GET /declare/<tenant>` answer (`None`: BIG-IP holds none of it).
+pub fn tenant_of(declaration: &Value, tenant: &str) -> Result<Option<Value>, String> {
+    if declaration.is_null() {
+        return Ok(None);
+    }
+    let adc = declaration.get("declaration").unwrap_or(declaration);
+    if adc.get("class").and_then(Value::as_str) != Some("ADC") {
+        return Err("the declaration BIG-IP answered is not an AS3 ADC declaration".into());
+    }
+    match adc.get(tenant) {
+        None => Ok(None),
+        Some(t) if t.get("class").and_then(Value::as_str) == Some("Tenant") => Ok(Some(t.clone())),
+        Some(_) => Err(format!("the declaration BIG-IP answered holds {tenant} as something other than a tenant")),
+    }
+}
+
+/// Why BIG-IP's last declaration of `tenant` failed, from `GET /mgmt/shared/appsvcs/task`
+/// (tasks oldest first); `None` when it succeeded or BIG-IP has no task of it.
+pub fn rejection(tasks: &Value, tenant: &str) -> Result<Option<String>, String> {
+    let items = tasks.get("items").and_then(Value::as_array).ok_or("the task list BIG-IP answered has no items")?;
+    let last = items.iter().rev().flat_map(|task| {
+        task.get("results")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|r| r.get("tenant").and_then(Value::as_str) == Some(tenant))
+    });
+    let Some(result) = last.into_iter().next() else { return Ok(None) };
+    let code = result.get("code").and_then(Value::as_u64).ok_or("a task result BIG-IP answered has no code")?;
+    if code < 400 {
+        return Ok(None);
+    }
+    let message = result.get("message").and_then(Value::as_str).unwrap_or("declaration failed");
+    let errors: Vec<&str> =
+        result.get("errors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    Ok(Some(if errors.is_empty() {
+        format!("{message} ({code})")
+    } else {
+        format!("{message} ({code}): {}", errors.join("; "))
+    }))
+}
+
+/// A pool member's state on BIG-IP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MemberState {
+    Up,
+    Down,
+    /// Administratively disabled (traffic is not sent to it).
+    Disabled,
+    /// Not monitored, or BIG-IP does not know yet.
+    Unknown,
+}
+
+/// One pool member as BIG-IP reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub address: String,
+    pub port: u16,
+    pub state: MemberState,
+}
+
+/// The members of a `GET /mgmt/tm/ltm/pool/~T~A~P/members/stats` answer, in address order.
+pub fn members_of(stats: &Value) -> Result<Vec<Member>, String> {
+    let entries = stats.get("entries").and_then(Value::as_object).ok_or("the pool statistics have no entries")?;
+    let mut out = Vec::new();
+    for entry in entries.values() {
+        let fields = entry
+            .pointer("/nestedStats/entries")
+            .and_then(Value::as_object)
+            .ok_or("a pool member's statistics have no entries")?;
+        let text = |key: &str| fields.get(key).and_then(|f| f.get("description")).and_then(Value::as_str);
+        let address = text("addr").ok_or("a pool member has no address")?;
+        let port = fields.get("port").and_then(|p| p.get("value")).and_then(Value::as_u64);
+        let port = port.and_then(|p| u16::try_from(p).ok()).ok_or("a pool member has no port")?;
+        let state = match (text("status.enabledState"), text("status.availabilityState")) {
+            (Some(enabled), _) if enabled != "enabled" => MemberState::Disabled,
+            (_, Some("available")) => MemberState::Up,
+            (_, Some("offline")) => MemberState::Down,
+            _ => MemberState::Unknown,
+        };
+        // NB: BIG-IP writes a route domain as `10.0.0.1%2`; the address is what precedes it.
+        let address = address.split('%').next().unwrap_or(address).to_string();
+        out.push(Member { address, port, state });
+    }
+    out.sort_by(|a, b| (&a.address, a.port).cmp(&(&b.address, b.port)));
+    Ok(out)
+}
+
+/// The iControl REST path of a pool's member statistics.
+pub fn members_path(tenant: &str, app: &str, pool: &str) -> String {
+    format!("/mgmt/tm/ltm/pool/~{tenant}~{app}~{pool}/members/stats")
+}
+
+#[cfg(test)]
+#[path = "bigip_tests.rs"]
+mod tests;

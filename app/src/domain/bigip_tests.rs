@@ -1,0 +1,172 @@
+//! Reading BIG-IP's answers and judging a virtual server, as tables.
+
+use serde_json::json;
+
+use super::*;
+
+/// A tenant as AS3 holds it: app `team-a_http_app` with `vs_shop_80` sending to one pool
+/// directly and another through its iRule, and an unrelated pool and virtual server.
+fn tenant(weight: u64) -> Value {
+    json!({
+        "class": "Tenant",
+        "team-a_http_app": {
+            "class": "Application",
+            "vs_shop_80": {"class": "Service_HTTP", "virtualAddresses": ["20.1.0.10"], "virtualPort": 80,
+                           "pool": "web_8080_pool", "iRules": ["vs_shop_80_irule"]},
+            "vs_shop_80_irule": {"class": "iRule", "iRule": "when HTTP_REQUEST {\n    pool /acp/team-a_http_app/canary_8080_pool\n}"},
+            "web_8080_pool": {"class": "Pool", "members": [{"servicePort": 8080, "serverAddresses": ["10.2.0.5"], "ratio": weight}]},
+            "canary_8080_pool": {"class": "Pool", "members": [{"servicePort": 8080, "serverAddresses": ["10.2.0.6"]}]},
+            "canary_8080_pool2": {"class": "Pool", "members": []},
+            "other_9090_pool": {"class": "Pool", "members": []},
+            "vs_blog_81": {"class": "Service_HTTP", "virtualAddresses": ["20.1.0.10"], "virtualPort": 81, "pool": "other_9090_pool"}
+        }
+    })
+}
+
+#[test]
+fn a_virtual_server_brings_its_irules_and_the_pools_it_or_they_name() {
+    let objects = objects_of(&tenant(1), "team-a_http_app", "vs_shop_80");
+    let names: Vec<&str> = objects.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "team-a_http_app/canary_8080_pool",
+            "team-a_http_app/vs_shop_80",
+            "team-a_http_app/vs_shop_80_irule",
+            "team-a_http_app/web_8080_pool"
+        ],
+        "not the pool whose name only starts like one the iRule names, nor another server's"
+    );
+    assert!(objects_of(&tenant(1), "team-a_http_app", "vs_gone_80").is_empty());
+    assert!(objects_of(&json!({"class": "Tenant"}), "team-a_http_app", "vs_shop_80").is_empty());
+}
+
+#[test]
+fn a_virtual_server_is_live_only_when_bigip_holds_exactly_what_is_expected() {
+    let expected = objects_of(&tenant(1), "team-a_http_app", "vs_shop_80");
+    let older = objects_of(&tenant(2), "team-a_http_app", "vs_shop_80");
+    let none = BTreeMap::new();
+    let refused = "declaration is invalid (422): /acp/team-a_http_app/vs_shop_80: bad";
+    // (what, on BIG-IP, BIG-IP's last refusal of the tenant, the state)
+    type Row<'a> = (&'a str, &'a BTreeMap<String, Value>, Option<&'a str>, State);
+    let rows: Vec<Row> = vec![
+        ("the same objects", &expected, None, State::Live),
+        ("the same objects, an older refusal since superseded", &expected, Some(refused), State::Live),
+        (
+            "nothing yet, nothing refused: waiting for CIS",
+            &none,
+            None,
+            State::Waiting { differs: expected.keys().map(|k| format!("{k}: not on BIG-IP")).collect() },
+        ),
+        (
+            "an older pool, the tenant's last declaration refused",
+            &older,
+            Some(refused),
+            State::Rejected {
+                reason: refused.into(),
+                differs: vec!["team-a_http_app/web_8080_pool: BIG-IP holds another version".into()],
+            },
+        ),
+    ];
+    for (what, on_bigip, rejected, want) in rows {
+        assert_eq!(state(&expected, on_bigip, rejected), want, "{what}");
+    }
+    let mut extra = expected.clone();
+    extra.insert("team-a_http_app/stale_pool".into(), json!({}));
+    assert_eq!(differences(&expected, &extra), ["team-a_http_app/stale_pool: on BIG-IP, not expected"]);
+}
+
+#[test]
+fn a_declaration_answer_gives_the_tenant_or_says_what_is_wrong_with_it() {
+    let adc = json!({"class": "ADC", "schemaVersion": "3.52.0", "acp": tenant(1), "Common": {"class": "Tenant"}});
+    // (what, the answer, the tenant, the result)
+    type Row = (&'static str, Value, Result<Option<Value>, String>);
+    let rows: Vec<Row> = vec![
+        ("the tenant", adc.clone(), Ok(Some(tenant(1)))),
+        ("inside an AS3 request", json!({"class": "AS3", "declaration": adc.clone()}), Ok(Some(tenant(1)))),
+        ("no content (204)", Value::Null, Ok(None)),
+        ("another tenant only", json!({"class": "ADC", "other": {"class": "Tenant"}}), Ok(None)),
+        (
+            "not an ADC",
+            json!({"items": []}),
+            Err("the declaration BIG-IP answered is not an AS3 ADC declaration".into()),
+        ),
+        (
+            "the tenant not a tenant",
+            json!({"class": "ADC", "acp": "x"}),
+            Err("the declaration BIG-IP answered holds acp as something other than a tenant".into()),
+        ),
+    ];
+    for (what, answer, want) in rows {
+        assert_eq!(tenant_of(&answer, "acp"), want, "{what}");
+    }
+}
+
+#[test]
+fn the_last_task_of_a_tenant_says_whether_bigip_refused_it() {
+    let task = |tenant: &str, code: u64, errors: &[&str]| json!({"id": "t", "results": [{"tenant": tenant, "code": code, "message": if code < 400 { "success" } else { "declaration is invalid" }, "errors": errors}]});
+    let refused = "declaration is invalid (422): /acp/a/vs: should have required property 'virtualAddresses'";
+    // (what, the tasks oldest first, the result)
+    type Row = (&'static str, Value, Result<Option<String>, String>);
+    let rows: Vec<Row> = vec![
+        ("no task", json!({"items": []}), Ok(None)),
+        ("succeeded", json!({"items": [task("acp", 200, &[])]}), Ok(None)),
+        (
+            "refused, then another tenant's success",
+            json!({"items": [task("acp", 422, &["/acp/a/vs: should have required property 'virtualAddresses'"]), task("other", 200, &[])]}),
+            Ok(Some(refused.into())),
+        ),
+        ("refused, then succeeded", json!({"items": [task("acp", 422, &["x"]), task("acp", 200, &[])]}), Ok(None)),
+        ("an HTML page read as JSON", json!("<html>"), Err("the task list BIG-IP answered has no items".into())),
+        (
+            "a result without a code",
+            json!({"items": [{"results": [{"tenant": "acp"}]}]}),
+            Err("a task result BIG-IP answered has no code".into()),
+        ),
+    ];
+    for (what, tasks, want) in rows {
+        assert_eq!(rejection(&tasks, "acp"), want, "{what}");
+    }
+}
+
+#[test]
+fn pool_members_are_read_with_their_state() {
+    let member = |addr: &str, port: u64, available: &str, enabled: &str| {
+        json!({"nestedStats": {"entries": {
+            "addr": {"description": addr}, "port": {"value": port},
+            "status.availabilityState": {"description": available},
+            "status.enabledState": {"description": enabled}
+        }}})
+    };
+    let stats = json!({"kind": "tm:ltm:pool:members:memberscollectionstats", "entries": {
+        "https://localhost/mgmt/tm/ltm/pool/~acp~a~p/members/~acp~10.2.0.7:8080/stats": member("10.2.0.7", 8080, "offline", "enabled"),
+        "https://localhost/mgmt/tm/ltm/pool/~acp~a~p/members/~acp~10.2.0.5:8080/stats": member("10.2.0.5%2", 8080, "available", "enabled"),
+        "https://localhost/mgmt/tm/ltm/pool/~acp~a~p/members/~acp~10.2.0.6:8080/stats": member("10.2.0.6", 8080, "available", "disabled-by-parent"),
+        "https://localhost/mgmt/tm/ltm/pool/~acp~a~p/members/~acp~10.2.0.8:8080/stats": member("10.2.0.8", 8080, "unknown", "enabled"),
+    }});
+    let read = members_of(&stats).expect("members");
+    let states: Vec<(&str, MemberState)> = read.iter().map(|m| (m.address.as_str(), m.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("10.2.0.5", MemberState::Up),
+            ("10.2.0.6", MemberState::Disabled),
+            ("10.2.0.7", MemberState::Down),
+            ("10.2.0.8", MemberState::Unknown)
+        ]
+    );
+    assert!(read.iter().all(|m| m.port == 8080));
+    // Answers of another shape say what is missing.
+    for (what, bad, why) in [
+        ("no entries", json!({"kind": "x"}), "the pool statistics have no entries"),
+        ("a member without stats", json!({"entries": {"m": {}}}), "a pool member's statistics have no entries"),
+        (
+            "a port out of range",
+            json!({"entries": {"m": member("10.0.0.1", 70_000, "available", "enabled")}}),
+            "a pool member has no port",
+        ),
+    ] {
+        assert_eq!(members_of(&bad), Err(why.to_string()), "{what}");
+    }
+    assert_eq!(members_path("acp", "a", "p"), "/mgmt/tm/ltm/pool/~acp~a~p/members/stats");
+}

@@ -1,0 +1,173 @@
+//! The read-only BIG-IP client against the BIG-IP simulator: a declaration posted as CIS posts
+//! it turns a virtual server live with its members' health; a refused one leaves BIG-IP on
+//! the older version and says why; every bad answer becomes a reason, never a panic.
+
+use std::time::Duration;
+
+use app::domain::as3::{self, TicketInput};
+use app::domain::bigip::{MemberState, State, objects_of, state};
+use app::domain::cis::members::{Endpoint, fill, is_discovered};
+use app::domain::crd::{Lbticket, Loadbalancer};
+use serde_json::{Value, json};
+use server::bigip::sim::{Behaviour, Fault, Simulator};
+use server::bigip::{Access, BigIp, ReadError};
+
+const TENANT: &str = "acp-region01";
+const APP: &str = "default_http_app";
+const VS: &str = "vs_test_80";
+
+/// The AS3 request CIS posts for the seed's ticket (its TCP listener on Services of its own),
+/// each discovered pool filled with two endpoints, `10.2.0.5` and `10.2.0.6`; the HTTP pool
+/// listener `lsnr1` sending `weight` % to `svc01`.
+fn posted(weight: u64) -> Value {
+    let docs: Vec<&str> = include_str!("../../../app/src/domain/testdata/seed-objects.yaml").split("\n---\n").collect();
+    let lb: Loadbalancer = serde_yaml::from_str(docs[0]).expect("lb");
+    let mut ticket: Lbticket = serde_yaml::from_str(docs[1]).expect("ticket");
+    ticket.spec.listeners[1].services[0].service = "svc05".into();
+    ticket.spec.listeners[1].services[1].service = "svc06".into();
+    ticket.spec.listeners[0].services[0].weight = weight as u32;
+    ticket.spec.listeners[0].services[1].weight = 100 - weight as u32;
+    let input = [TicketInput { name: "test", spec: &ticket.spec, veip: "20.1.0.10" }];
+    assert_eq!(app::domain::policy::effective_partition(&lb.spec), TENANT);
+    let rendered = as3::render(TENANT, TENANT, &input, &[]).expect("renders");
+    let mut request: Value = serde_json::from_str(&rendered.template()).expect("JSON");
+    let endpoints = |port: i32| {
+        ["10.2.0.5", "10.2.0.6"].map(|address| Endpoint {
+            address: address.into(),
+            port,
+            service_port: port,
+            priority_group: 0,
+            admin_state: Some("enable"),
+        })
+    };
+    let tenant = request["declaration"][TENANT].as_object_mut().expect("the tenant");
+    for app in tenant.values_mut().filter_map(Value::as_object_mut) {
+        for pool in app.values_mut().filter_map(Value::as_object_mut) {
+            if pool.get("class").and_then(Value::as_str) == Some("Pool") && is_discovered(pool) {
+                let port = pool["members"][0]["servicePort"].as_i64().expect("a port") as i32;
+                fill(pool, &endpoints(port));
+            }
+        }
+    }
+    request
+}
+
+/// The simulator on a port of its own, checking `admin`/`s3cret`, with `behaviour` otherwise.
+async fn simulator(behaviour: Behaviour) -> (Simulator, String) {
+    let behaviour = Behaviour { username: Some("admin".into()), password: Some("s3cret".into()), ..behaviour };
+    let sim = Simulator::new(behaviour);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(sim.clone().serve(listener));
+    (sim, url)
+}
+
+fn client(url: &str, password: &str) -> BigIp {
+    let access = Access {
+        url: url.into(),
+        username: "admin".into(),
+        password: password.into(),
+        timeout: Duration::from_secs(1),
+        ..Default::default()
+    };
+    BigIp::new(&access).expect("a client")
+}
+
+/// Posts `request` for the tenant as CIS does; the answer's status and body.
+async fn post(url: &str, request: &Value) -> (u16, Value) {
+    let answer = reqwest::Client::new()
+        .post(format!("{url}/mgmt/shared/appsvcs/declare/{TENANT}"))
+        .basic_auth("admin", Some("s3cret"))
+        .json(request)
+        .send()
+        .await
+        .expect("an answer");
+    (answer.status().as_u16(), answer.json().await.expect("JSON"))
+}
+
+#[tokio::test]
+async fn a_posted_declaration_turns_live_with_its_members_and_a_refused_one_says_why() {
+    let (sim, url) = simulator(Behaviour { members_down: vec!["10.2.0.6".into()], ..Default::default() }).await;
+    let bigip = client(&url, "s3cret");
+    let expected = |weight| objects_of(&posted(weight)["declaration"][TENANT], APP, VS);
+    let on_bigip = |tenant: Option<Value>| tenant.map(|t| objects_of(&t, APP, VS)).unwrap_or_default();
+
+    // Nothing posted yet: waiting for CIS.
+    assert_eq!(bigip.tenant(TENANT).await, Ok(None));
+    let now = on_bigip(bigip.tenant(TENANT).await.expect("read"));
+    assert!(matches!(state(&expected(60), &now, None), State::Waiting { .. }));
+
+    // CIS posts it: live, with each member's health.
+    let (code, answer) = post(&url, &posted(60)).await;
+    assert_eq!(code, 200, "{answer}");
+    let now = on_bigip(bigip.tenant(TENANT).await.expect("read"));
+    assert_eq!(state(&expected(60), &now, bigip.rejection(TENANT).await.expect("tasks").as_deref()), State::Live);
+    let members = bigip.members(TENANT, APP, "svc01_8080_pool").await.expect("members");
+    let seen: Vec<(&str, u16, MemberState)> = members.iter().map(|m| (m.address.as_str(), m.port, m.state)).collect();
+    assert_eq!(seen, [("10.2.0.5", 8080, MemberState::Up), ("10.2.0.6", 8080, MemberState::Down)]);
+
+    // A change BIG-IP refuses: it keeps the older version, and the reason is read back.
+    sim.set_behaviour(Behaviour {
+        username: Some("admin".into()),
+        password: Some("s3cret".into()),
+        reject_tenants: vec![TENANT.into()],
+        ..Default::default()
+    });
+    let (code, answer) = post(&url, &posted(70)).await;
+    assert_eq!(
+        (code, answer["code"].as_u64(), answer["message"].as_str()),
+        (422, Some(422), Some("declaration is invalid"))
+    );
+    let now = on_bigip(bigip.tenant(TENANT).await.expect("read"));
+    let rejected = bigip.rejection(TENANT).await.expect("tasks");
+    match state(&expected(70), &now, rejected.as_deref()) {
+        State::Rejected { reason, differs } => {
+            assert!(reason.contains("rejected by the simulator"), "{reason}");
+            // NB: the weights live in the iRule's weighted choice.
+            assert_eq!(differs, [format!("{APP}/{VS}_irule: BIG-IP holds another version")]);
+        }
+        other => panic!("not rejected: {other:?}"),
+    }
+
+    // A declaration the AS3 schema refuses (its formats registered): 422, nothing kept.
+    let mut bad = posted(80);
+    bad["declaration"][TENANT][APP][VS]["virtualAddresses"] = json!(["20.1.0.300"]);
+    let (code, answer) = post(&url, &bad).await;
+    assert_eq!(code, 422, "{answer}");
+    assert!(answer["errors"][0].as_str().is_some_and(|e| e.contains("20.1.0.300")), "{answer}");
+    assert_eq!(on_bigip(bigip.tenant(TENANT).await.expect("read")), expected(60), "BIG-IP keeps the last good one");
+}
+
+#[tokio::test]
+async fn every_bad_answer_is_a_reason_and_never_a_panic() {
+    let (sim, url) = simulator(Behaviour::default()).await;
+    assert_eq!(client(&url, "wrong").tenant(TENANT).await, Err(ReadError::Unauthorized(401)));
+    let bigip = client(&url, "s3cret");
+    let missing = bigip.members(TENANT, APP, "nope_1_pool").await;
+    assert!(
+        matches!(&missing, Err(ReadError::Bad(why)) if why.contains("404") && why.contains("was not found")),
+        "{missing:?}"
+    );
+    // (the fault, what the client says)
+    for (fault, says) in [
+        (Fault::Unavailable, "BIG-IP unreachable: 503 Service Unavailable"),
+        (Fault::Garbage, "BIG-IP answered something other than JSON"),
+        (Fault::Hang, "BIG-IP unreachable: timed out"),
+        (Fault::Huge, "BIG-IP answered more than 16 MiB"),
+    ] {
+        sim.set_behaviour(Behaviour {
+            username: Some("admin".into()),
+            password: Some("s3cret".into()),
+            fault: Some(fault),
+            ..Default::default()
+        });
+        let error = bigip.tenant(TENANT).await.expect_err("a fault");
+        assert!(error.to_string().starts_with(says), "{fault:?}: {error}");
+    }
+    // Nobody listening.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let closed = format!("http://{}", listener.local_addr().expect("address"));
+    drop(listener);
+    let error = client(&closed, "s3cret").tenant(TENANT).await.expect_err("closed");
+    assert!(error.to_string().starts_with("BIG-IP unreachable: could not connect"), "{error}");
+}
