@@ -71,6 +71,8 @@ pub struct Server {
     pub driver_url: String,
     /// The in-process driver simulator (embedded mode without a driver URL) and its listener.
     simulator: Option<(Simulator, tokio::net::TcpListener)>,
+    /// Embedded mode's BIG-IP simulator and the simulated CIS posting to it.
+    bigip: Option<crate::bigip::cis_sim::Loop>,
     /// The reconciler's context, unless another process runs the reconciler.
     reconciler: Option<Arc<reconciler::Context>>,
     /// The Lease the reconciler runs under, with `--leader-elect`.
@@ -102,6 +104,11 @@ impl Server {
     /// The in-process driver simulator, if one runs.
     pub fn simulator(&self) -> Option<Simulator> {
         self.simulator.as_ref().map(|(s, _)| s.clone())
+    }
+
+    /// Embedded mode's BIG-IP simulator, and its base URL.
+    pub fn bigip(&self) -> Option<(crate::bigip::sim::Simulator, String)> {
+        self.bigip.as_ref().map(|b| (b.simulator.clone(), b.url.clone()))
     }
 
     /// Opens the database, seeds the demo data, binds the listen addresses and, in embedded
@@ -190,6 +197,10 @@ impl Server {
             (None, Mode::Cluster) => anyhow::bail!("cluster mode needs --driver-url (or LBDESK_DRIVER_URL)"),
         };
         let driver = DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
+        let bigip = match args.mode {
+            Mode::Embedded => Some(crate::bigip::cis_sim::Loop::bind(Default::default()).await?),
+            Mode::Cluster => None,
+        };
         let metrics = Arc::new(crate::metrics::Metrics::default());
         let reconciler = (!args.no_reconciler).then(|| {
             let config = reconciler::Config {
@@ -238,6 +249,7 @@ impl Server {
             driver,
             driver_url,
             simulator,
+            bigip,
             reconciler,
             election: args.leader_elect.then(|| crate::leader::Election {
                 namespace: args.namespace.clone(),
@@ -287,6 +299,7 @@ impl Server {
             }
         });
         let simulator = self.simulator.map(|(sim, listener)| tokio::spawn(sim.serve(listener)));
+        let bigip = self.bigip.map(|b| b.spawn(self.clusters.clone()));
         let members = self.members.map(|ns| tokio::spawn(crate::members::follow(self.clusters.clone(), ns)));
         // NB: dropping the sender stops the reconciler, also when this future is dropped.
         let (stop_reconciler, reconciler_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -322,6 +335,9 @@ impl Server {
         sweeper.abort();
         if let Some(sim) = simulator {
             sim.abort();
+        }
+        for task in bigip.into_iter().flatten() {
+            task.abort();
         }
         if let Some(members) = members {
             members.abort();

@@ -4,6 +4,7 @@
 //! or a JSON of another shape is a [`ReadError`] saying which, never a panic; no answer or
 //! credential is logged.
 
+pub mod cis_sim;
 pub mod sim;
 
 use std::time::Duration;

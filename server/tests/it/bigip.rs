@@ -1,6 +1,8 @@
 //! The read-only BIG-IP client against the BIG-IP simulator: a declaration posted as CIS posts
 //! it turns a virtual server live with its members' health; a refused one leaves BIG-IP on
-//! the older version and says why; every bad answer becomes a reason, never a panic.
+//! the older version and says why; every bad answer becomes a reason, never a panic. And
+//! embedded mode's loop: a saved listener reaches the simulated BIG-IP through the simulated
+//! CIS.
 
 use std::time::Duration;
 
@@ -11,6 +13,9 @@ use app::domain::crd::{Lbticket, Loadbalancer};
 use serde_json::{Value, json};
 use server::bigip::sim::{Behaviour, Fault, Simulator};
 use server::bigip::{Access, BigIp, ReadError};
+
+use crate::helpers::{Backend, spawn_lbdesk, until};
+use crate::user::{User, ok, ticket_form, wait_phase};
 
 const TENANT: &str = "acp-region01";
 const APP: &str = "default_http_app";
@@ -170,4 +175,46 @@ async fn every_bad_answer_is_a_reason_and_never_a_panic() {
     drop(listener);
     let error = client(&closed, "s3cret").tenant(TENANT).await.expect_err("closed");
     assert!(error.to_string().starts_with("BIG-IP unreachable: could not connect"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_embedded_mode_a_saved_listener_turns_live_on_the_simulated_bigip_with_its_members() {
+    use app::domain::as3::names;
+    use app::domain::crd::{CisSpec, Phase, ServiceRef};
+    use app::screens::listeners::ListenerForm;
+    use server::demo::loadbalancer::{CLUSTER, NAME, PARTITION};
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    let form = app::screens::tickets::TicketForm { loadbalancer: NAME.into(), ..ticket_form("shop", "team-a", "") };
+    ok::<String>(alice.json("ticket/save", json!({"form": form})).await).await;
+    wait_phase(&alice, "shop", Phase::Enabled).await;
+    let web = ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 };
+    let listener =
+        ListenerForm { ticket: "shop".into(), name: "web".into(), port: 80, services: vec![web], ..Default::default() };
+    ok::<String>(alice.json("listener/save", json!({"form": listener})).await).await;
+
+    // What CIS posts now, by the model, is what the simulated BIG-IP runs.
+    let member = lbdesk.client(CLUSTER).await;
+    let args = server::cis::deployment::args_of(&member, CLUSTER, &CisSpec::default()).await.expect("CIS's arguments");
+    let (sim, url) = &lbdesk.bigip;
+    let bigip = client(url, "any");
+    let app = names::application("team-a", app::domain::crd::Protocol::Http);
+    let live = || async {
+        let posted = server::cis::posts::posted(&member, &args).await.expect("the model");
+        let expected = posted.tenant(PARTITION).map(|t| objects_of(t, &app, "vs_shop_80")).unwrap_or_default();
+        let on_bigip = bigip.tenant(PARTITION).await.expect("read").map(|t| objects_of(&t, &app, "vs_shop_80"));
+        !expected.is_empty() && state(&expected, &on_bigip.unwrap_or_default(), None) == State::Live
+    };
+    until("the listener live on the simulated BIG-IP", 20, live).await;
+    let pool = names::pool("web-v1", 8080);
+    let members = bigip.members(PARTITION, &app, &pool).await.expect("members");
+    assert_eq!(members.len(), 2, "the demo Service's two pods: {members:?}");
+    assert!(members.iter().all(|m| m.state == MemberState::Up && m.port == 8080), "{members:?}");
+
+    // A member marked down in the simulator reads down.
+    let down = members[0].address.clone();
+    sim.set_behaviour(Behaviour { members_down: vec![down.clone()], ..Default::default() });
+    let members = bigip.members(PARTITION, &app, &pool).await.expect("members");
+    let states: Vec<(&str, MemberState)> = members.iter().map(|m| (m.address.as_str(), m.state)).collect();
+    assert_eq!(states, [(down.as_str(), MemberState::Down), (members[1].address.as_str(), MemberState::Up)]);
 }

@@ -78,6 +78,8 @@ pub struct Lbdesk {
     pub kubeconfig: serde_json::Value,
     /// The in-process driver simulator.
     pub simulator: server::driver::sim::Simulator,
+    /// Embedded mode's BIG-IP simulator, and its base URL.
+    pub bigip: (server::bigip::sim::Simulator, String),
     pub clusters: app::ssr::clusters::Clusters,
     pub driver: server::driver::DriverClient,
     /// Where the admission webhook listens, when asked for.
@@ -237,6 +239,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
     let db = server.db.clone();
     let kubeconfig = server.kubeconfig.clone().expect("embedded mode");
     let simulator = server.simulator().expect("the simulator runs in-process");
+    let bigip = server.bigip().expect("embedded mode's BIG-IP simulator");
     let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
     let webhook_addr = server.webhook_addr;
     let metrics_url = format!("http://{}", server.metrics_addr);
@@ -255,6 +258,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         db,
         kubeconfig,
         simulator,
+        bigip,
         clusters,
         driver,
         webhook_addr,
