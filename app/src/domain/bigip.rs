@@ -10,7 +10,12 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::domain::as3::names;
+use crate::domain::crd::{LbticketSpec, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +83,60 @@ pub fn state(expected: &BTreeMap<String, Value>, on_bigip: &BTreeMap<String, Val
     }
 }
 
+/// One listener of a ticket as judged on BIG-IP: its name, state, and the pools (by app and
+/// name) whose members to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub listener: String,
+    pub state: State,
+    pub pools: Vec<(String, String)>,
+}
+
+impl State {
+    /// The state as a ticket's status records it, with BIG-IP's reason and what differs.
+    pub fn recorded(&self) -> (OnBigip, String, Vec<String>) {
+        match self {
+            State::Live => (OnBigip::Live, String::new(), Vec::new()),
+            State::Waiting { differs } => (OnBigip::Waiting, String::new(), differs.clone()),
+            State::Rejected { reason, differs } => (OnBigip::Rejected, reason.clone(), differs.clone()),
+        }
+    }
+}
+
+/// Judges each listener of the ticket `ticket` (`spec`): `expected` is its tenant as lbdesk
+/// expects CIS to post it (none: nothing expected yet), `on_bigip` the tenant BIG-IP runs,
+/// `rejected` BIG-IP's reason when its last declaration of the tenant failed.
+pub fn judge(
+    ticket: &str,
+    spec: &LbticketSpec,
+    expected: Option<&Value>,
+    on_bigip: Option<&Value>,
+    rejected: Option<&str>,
+) -> Vec<Judged> {
+    let none = Value::Null;
+    spec.listeners
+        .iter()
+        .map(|listener| {
+            let app = names::application(&spec.namespace, listener.protocol);
+            let vs = names::virtual_server(ticket, listener.port);
+            let want = objects_of(expected.unwrap_or(&none), &app, &vs);
+            let have = objects_of(on_bigip.unwrap_or(&none), &app, &vs);
+            let state = if want.is_empty() {
+                // NB: CIS posts nothing of it yet (its ConfigMap unread, or unwritten).
+                State::Waiting { differs: vec![format!("{app}/{vs}: not posted by CIS yet")] }
+            } else {
+                state(&want, &have, rejected)
+            };
+            let pools = have
+                .iter()
+                .filter(|(_, v)| v.get("class").and_then(Value::as_str) == Some("Pool"))
+                .filter_map(|(path, _)| path.split_once('/').map(|(a, p)| (a.to_string(), p.to_string())))
+                .collect();
+            Judged { listener: listener.name.clone(), state, pools }
+        })
+        .collect()
+}
+
 /// The tenant object of a `GET /declare/<tenant>` answer (`None`: BIG-IP holds none of it).
 pub fn tenant_of(declaration: &Value, tenant: &str) -> Result<Option<Value>, String> {
     if declaration.is_null() {
@@ -121,7 +180,7 @@ pub fn rejection(tasks: &Value, tenant: &str) -> Result<Option<String>, String> 
 }
 
 /// A pool member's state on BIG-IP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub enum MemberState {
     Up,
     Down,

@@ -170,3 +170,34 @@ fn pool_members_are_read_with_their_state() {
     }
     assert_eq!(members_path("acp", "a", "p"), "/mgmt/tm/ltm/pool/~acp~a~p/members/stats");
 }
+
+#[test]
+fn each_listener_of_a_ticket_is_judged_with_the_pools_to_read() {
+    use crate::domain::crd::{Listener, Protocol};
+    let listener = |name: &str, port: u16| Listener {
+        name: name.into(),
+        port,
+        protocol: Protocol::Http,
+        session: Default::default(),
+        services: vec![],
+    };
+    let spec = LbticketSpec {
+        namespace: "team-a".into(),
+        listeners: vec![listener("web", 80), listener("new", 82)],
+        ..Default::default()
+    };
+    let judged = judge("shop", &spec, Some(&tenant(1)), Some(&tenant(1)), None);
+    assert_eq!(judged[0].listener, "web");
+    assert_eq!(judged[0].state, State::Live);
+    let pools: Vec<&str> = judged[0].pools.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(pools, ["canary_8080_pool", "web_8080_pool"], "the pools BIG-IP holds of it");
+    assert_eq!(
+        judged[1].state,
+        State::Waiting { differs: vec!["team-a_http_app/vs_shop_82: not posted by CIS yet".into()] },
+        "a listener CIS does not post yet"
+    );
+    let nothing = judge("shop", &spec, Some(&tenant(1)), None, Some("refused (422)"));
+    assert!(matches!(&nothing[0].state, State::Rejected { reason, .. } if reason == "refused (422)"));
+    assert!(nothing[0].pools.is_empty(), "no member to read of what BIG-IP does not hold");
+    assert_eq!(nothing[0].state.recorded().0, OnBigip::Rejected);
+}

@@ -256,4 +256,60 @@ pub struct LbticketStatus {
     pub history: Vec<HistoryEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// What BIG-IP runs of the ticket's listeners, as lbdesk last read it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bigip: Option<BigipStatus>,
+}
+
+/// What BIG-IP runs of a ticket's listeners, as lbdesk last read it back.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BigipStatus {
+    /// Why BIG-IP could not be read at the last attempt (the listeners say what was seen before).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unreachable: String,
+    /// When the last attempt to read it failed (RFC 3339).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unreachable_since: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<ListenerOnBigip>,
+}
+
+/// Where one listener stands on BIG-IP.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default, JsonSchema)]
+pub enum OnBigip {
+    /// BIG-IP runs exactly what lbdesk expects CIS to post for it.
+    Live,
+    /// Not (yet) as expected on BIG-IP, and BIG-IP refused nothing of its tenant.
+    #[default]
+    Waiting,
+    /// BIG-IP refused its tenant's last declaration and keeps an older version.
+    Rejected,
+}
+
+/// One listener on BIG-IP: its state since when, why, and its pools' members.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerOnBigip {
+    pub name: String,
+    pub state: OnBigip,
+    /// When it was first seen in this state (RFC 3339).
+    pub since: String,
+    /// BIG-IP's reason, when rejected.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// What differs from what is expected, one line per AS3 object.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<PoolMember>,
+}
+
+/// A member of one of a listener's pools, as BIG-IP reports it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct PoolMember {
+    pub pool: String,
+    pub address: String,
+    pub port: u16,
+    pub state: crate::domain::bigip::MemberState,
 }
