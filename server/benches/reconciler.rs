@@ -188,6 +188,9 @@ async fn main() -> anyhow::Result<()> {
         ensure_every: Duration::from_secs(3600),
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         retry_ceiling: Duration::from_secs(60),
+        // NB: BIG-IP read-back is measured in its own benchmark; here it finds none, at once.
+        bigip_every: Duration::from_secs(3600),
+        bigip_url: Some("http://127.0.0.1:9".into()),
     };
     let started = Instant::now();
     let first = Arc::new(Context::new(clusters.clone(), driver.clone(), config.clone()));

@@ -151,6 +151,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LBDESK_RETRY_MAX_DELAY", default_value_t = 60,
         value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub retry_max_delay: u64,
+    /// Seconds between read-backs of what each load balancer's BIG-IP runs (1–3600). An
+    /// unreachable BIG-IP is tried again after a growing wait, up to five minutes.
+    #[arg(long, env = "LBDESK_BIGIP_POLL_SECONDS", default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub bigip_poll_seconds: u64,
     /// The ingress class the member clusters' CIS watches (its `--ingress-class`): lbdesk's
     /// Ingresses carry it, and the F5 Ingress pages show it.
     #[arg(long, env = "LBDESK_INGRESS_CLASS", default_value = app::domain::cis_ingress::DEFAULT_CLASS,

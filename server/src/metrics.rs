@@ -1,7 +1,8 @@
 //! Prometheus metrics, served at `/metrics` in the text exposition format, with
 //! `prometheus-client` (the Prometheus project's own Rust client): what the reconciler did and
 //! how long it took, what waits for it, how the driver answered, the addresses of each load
-//! balancer, which member clusters answer, and whether this replica leads.
+//! balancer, which member clusters answer, what BIG-IP runs of each, and whether this replica
+//! leads.
 
 use std::time::Duration;
 
@@ -50,6 +51,13 @@ pub struct LoadbalancerLabel {
     pub loadbalancer: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MemberLabels {
+    pub loadbalancer: String,
+    /// `up`, `down`, `disabled` or `unknown`.
+    pub state: String,
+}
+
 type Durations = Family<Kind, Histogram, fn() -> Histogram>;
 
 fn durations() -> Histogram {
@@ -67,6 +75,9 @@ pub struct Metrics {
     pairs: Family<Pairs, Gauge>,
     reachable: Family<Cluster, Gauge>,
     cis_ready: Family<LoadbalancerLabel, Gauge>,
+    bigip_live: Family<LoadbalancerLabel, Gauge>,
+    bigip_members: Family<MemberLabels, Gauge>,
+    bigip_read_errors: Family<LoadbalancerLabel, Counter>,
     leader: Gauge,
 }
 
@@ -107,6 +118,24 @@ impl Default for Metrics {
             "1 when the CIS serving the load balancer runs with arguments that post all lbdesk writes, 0 when not",
             cis_ready.clone(),
         );
+        let bigip_live = Family::<LoadbalancerLabel, Gauge>::default();
+        registry.register(
+            "bigip_live",
+            "Listeners BIG-IP runs exactly as lbdesk expects CIS to post them, by load balancer",
+            bigip_live.clone(),
+        );
+        let bigip_members = Family::<MemberLabels, Gauge>::default();
+        registry.register(
+            "bigip_members",
+            "Pool members of lbdesk's listeners on BIG-IP, by state",
+            bigip_members.clone(),
+        );
+        let bigip_read_errors = Family::<LoadbalancerLabel, Counter>::default();
+        registry.register(
+            "bigip_read_errors",
+            "Read-backs of a load balancer's BIG-IP that failed",
+            bigip_read_errors.clone(),
+        );
         let leader = Gauge::default();
         registry.register("leader", "1 while this replica runs the reconciler", leader.clone());
         Metrics {
@@ -118,6 +147,9 @@ impl Default for Metrics {
             pairs,
             reachable,
             cis_ready,
+            bigip_live,
+            bigip_members,
+            bigip_read_errors,
             leader,
         }
     }
@@ -156,6 +188,22 @@ impl Metrics {
     /// Whether the CIS serving `loadbalancer` posts everything lbdesk writes for it.
     pub fn cis_ready(&self, loadbalancer: &str, ready: bool) {
         self.cis_ready.get_or_create(&LoadbalancerLabel { loadbalancer: loadbalancer.into() }).set(i64::from(ready));
+    }
+
+    /// What the last read-back of `loadbalancer`'s BIG-IP found: listeners live, and members by
+    /// state (`up`, `down`, `disabled`, `unknown`).
+    pub fn bigip_read(&self, loadbalancer: &str, live: usize, members: [(&str, usize); 4]) {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.bigip_live.get_or_create(&LoadbalancerLabel { loadbalancer: loadbalancer.into() }).set(count(live));
+        for (state, n) in members {
+            let labels = MemberLabels { loadbalancer: loadbalancer.into(), state: state.into() };
+            self.bigip_members.get_or_create(&labels).set(count(n));
+        }
+    }
+
+    /// A read-back of `loadbalancer`'s BIG-IP failed.
+    pub fn bigip_unread(&self, loadbalancer: &str) {
+        self.bigip_read_errors.get_or_create(&LoadbalancerLabel { loadbalancer: loadbalancer.into() }).inc();
     }
 
     /// Whether this replica runs the reconciler.

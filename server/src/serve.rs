@@ -207,6 +207,8 @@ impl Server {
                 ensure_every: Duration::from_secs(args.ensure_interval.max(1)),
                 ingress_class: args.ingress_class.clone(),
                 retry_ceiling: Duration::from_secs(args.retry_max_delay),
+                bigip_every: Duration::from_secs(args.bigip_poll_seconds),
+                bigip_url: bigip.as_ref().map(|b| b.url.clone()),
             };
             Arc::new(reconciler::Context::new(clusters.clone(), driver.clone(), config).with_metrics(metrics.clone()))
         });

@@ -68,6 +68,11 @@ pub struct VeSpec {
     pub addr: String,
     pub credentials_secret_ref: SecretRef,
     pub cidr: String,
+    /// Accept any management certificate when reading BIG-IP back (they are often
+    /// self-signed); the load balancer's page says so while set. Else the certificate is
+    /// checked against the credentials Secret's `ca.crt` (PEM), or the system's roots.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
 }
 
 /// Where this Loadbalancer's CIS reads its AS3 ConfigMap, and where its Deployment is.

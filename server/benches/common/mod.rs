@@ -31,6 +31,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         driver_timeout: 10,
         ensure_interval: 3600,
         retry_max_delay: 60,
+        bigip_poll_seconds: 10,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: true,
         leader_elect: false,

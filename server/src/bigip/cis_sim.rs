@@ -10,9 +10,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use app::domain::crd::CisSpec;
 use app::ssr::clusters::Clusters;
-use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
-use kube::api::ListParams;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -68,13 +65,8 @@ async fn run(clusters: Clusters, bigip: String) {
         for cluster in clusters.members() {
             let Some(client) = clusters.member(&cluster) else { continue };
             // NB: like CIS, only a change makes it read the cluster again (or a refused post
-            // falling due): one list of one object tells the cluster's revision.
-            let one = ListParams::default().limit(1);
-            let Ok(revision) =
-                Api::<Namespace>::all(client.clone()).list(&one).await.map(|l| l.metadata.resource_version)
-            else {
-                continue;
-            };
+            // falling due).
+            let Ok(revision) = crate::cis::posts::revision(&client).await else { continue };
             let due = refused.iter().any(|((c, _), (_, at))| c == &cluster && at.elapsed() >= RETRY_REFUSED);
             if read_at.get(&cluster) == revision.as_ref() && !due {
                 continue;

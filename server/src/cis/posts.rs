@@ -28,6 +28,13 @@ where
     Ok(Api::<K>::all(client.clone()).list(&ListParams::default()).await?.items)
 }
 
+/// The revision of the cluster `client` reaches (a list's `resourceVersion`), read with one
+/// list of one object: what CIS posts can change only when it does.
+pub async fn revision(client: &kube::Client) -> kube::Result<Option<String>> {
+    let one = ListParams::default().limit(1);
+    Ok(Api::<Namespace>::all(client.clone()).list(&one).await?.metadata.resource_version)
+}
+
 /// What CIS running with `args` posts for the cluster `client` reaches.
 pub async fn posted(client: &kube::Client, args: &CisArgs) -> kube::Result<Posted> {
     let namespaces: Vec<Namespace> = all(client).await?;

@@ -37,7 +37,12 @@ pub fn loadbalancer() -> Loadbalancer {
         NAME,
         LoadbalancerSpec {
             ltm: LtmSpec { url: "http://100.1.9.1/api".into(), token_secret_ref: secret("ltm"), cidr: LTM_CIDR.into() },
-            ve: VeSpec { addr: "200.1.9.1".into(), credentials_secret_ref: secret("ve"), cidr: VE_CIDR.into() },
+            ve: VeSpec {
+                addr: "200.1.9.1".into(),
+                credentials_secret_ref: secret("ve"),
+                cidr: VE_CIDR.into(),
+                ..Default::default()
+            },
             cluster: CLUSTER.into(),
             nsselector: BTreeMap::from([("cis".into(), PARTITION.into())]),
             partition: Some(PARTITION.into()),

@@ -21,6 +21,7 @@ mod lbticket;
 mod loadbalancer;
 mod plan;
 mod reachability;
+mod readback;
 mod status;
 mod syncers;
 mod tenant;
@@ -104,6 +105,10 @@ pub struct Config {
     pub ingress_class: String,
     /// The longest a failed reconcile waits before it is tried again.
     pub retry_ceiling: Duration,
+    /// How often each load balancer's BIG-IP is read back.
+    pub bigip_every: Duration,
+    /// Where every BIG-IP is reached instead of `https://<ve.addr>` (embedded mode's simulator).
+    pub bigip_url: Option<String>,
 }
 
 /// How much the reconciler has done (for benchmarks and logs).
@@ -350,6 +355,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             futures::future::ready(())
         });
     let syncers = syncers::supervise(ctx.clone(), shutdown.clone());
+    let readback = readback::run(ctx.clone(), shutdown.clone());
     let counters = addresses::count(ctx.clone(), shutdown.clone());
     let caches = ctx.caches();
     let synced = async { ctx.synced.store(caches.listed().await, Ordering::Relaxed) };
@@ -359,7 +365,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         if addresses::prepare(&ctx, ledger_listed, shutdown.clone()).await {
             tracing::info!("reconciler started");
             ctx.metrics.leading(true);
-            tokio::join!(ticket_run, lb_run, syncers, counters, synced);
+            tokio::join!(ticket_run, lb_run, syncers, readback, counters, synced);
         }
     };
     tokio::join!(rule_cache, ledger, work);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use app::domain::as3::{self, TicketInput};
 use app::domain::bigip::{MemberState, State, objects_of, state};
 use app::domain::cis::members::{Endpoint, fill, is_discovered};
-use app::domain::crd::{Lbticket, Loadbalancer};
+use app::domain::crd::{Lbticket, ListenerOnBigip, Loadbalancer};
 use serde_json::{Value, json};
 use server::bigip::sim::{Behaviour, Fault, Simulator};
 use server::bigip::{Access, BigIp, ReadError};
@@ -217,4 +217,76 @@ async fn in_embedded_mode_a_saved_listener_turns_live_on_the_simulated_bigip_wit
     let members = bigip.members(PARTITION, &app, &pool).await.expect("members");
     let states: Vec<(&str, MemberState)> = members.iter().map(|m| (m.address.as_str(), m.state)).collect();
     assert_eq!(states, [(down.as_str(), MemberState::Down), (members[1].address.as_str(), MemberState::Up)]);
+}
+
+/// What the ticket `name`'s status says of its first listener on BIG-IP, and of BIG-IP.
+async fn on_bigip(tickets: &kube::Api<Lbticket>, name: &str) -> Option<(ListenerOnBigip, String)> {
+    let bigip = tickets.get(name).await.ok()?.status?.bigip?;
+    Some((bigip.listeners.first()?.clone(), bigip.unreachable))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ticket_says_what_bigip_runs_live_members_rejected_and_unreachable() {
+    use app::domain::crd::{OnBigip, Phase, ServiceRef};
+    use app::screens::listeners::ListenerForm;
+    use server::demo::loadbalancer::{NAME, PARTITION};
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    let form = app::screens::tickets::TicketForm { loadbalancer: NAME.into(), ..ticket_form("shop", "team-a", "") };
+    ok::<String>(alice.json("ticket/save", json!({"form": form})).await).await;
+    wait_phase(&alice, "shop", Phase::Enabled).await;
+    let save = |weight: u32| {
+        let services = vec![
+            ServiceRef { service: "web-v1".into(), port: 8080, weight },
+            ServiceRef { service: "web-v2".into(), port: 8080, weight: 100 - weight },
+        ];
+        let generation = (weight != 100).then_some(2);
+        let listener = ListenerForm {
+            ticket: "shop".into(),
+            name: "web".into(),
+            port: 80,
+            services,
+            generation,
+            ..Default::default()
+        };
+        alice.json("listener/save", json!({"form": listener}))
+    };
+    ok::<String>(save(100).await).await;
+    let tickets: kube::Api<Lbticket> = kube::Api::all(lbdesk.client("mgmt").await);
+
+    // Live, with the pool's two members up.
+    let live = |state: OnBigip, up: usize| {
+        let tickets = tickets.clone();
+        async move {
+            on_bigip(&tickets, "shop").await.is_some_and(|(l, _)| {
+                l.state == state && l.members.iter().filter(|m| m.state == MemberState::Up).count() == up
+            })
+        }
+    };
+    until("the listener live on BIG-IP with two members up", 20, || live(OnBigip::Live, 2)).await;
+    let (listener, unreachable) = on_bigip(&tickets, "shop").await.expect("read back");
+    assert_eq!((listener.name.as_str(), unreachable.as_str()), ("web", ""));
+    assert!(listener.members.iter().all(|m| m.pool == "web-v1_8080_pool" && m.port == 8080), "{listener:?}");
+
+    // A member marked down in BIG-IP reads down within the polling period.
+    let (sim, _) = &lbdesk.bigip;
+    let down = listener.members[0].address.clone();
+    sim.set_behaviour(Behaviour { members_down: vec![down.clone()], ..Default::default() });
+    until("a member down", 10, || live(OnBigip::Live, 1)).await;
+
+    // BIG-IP refuses the tenant's next declaration: rejected, with BIG-IP's reason.
+    sim.set_behaviour(Behaviour { reject_tenants: vec![PARTITION.into()], ..Default::default() });
+    ok::<String>(save(60).await).await;
+    let rejected = || async { on_bigip(&tickets, "shop").await.is_some_and(|(l, _)| l.state == OnBigip::Rejected) };
+    until("the listener rejected", 20, rejected).await;
+    let (listener, _) = on_bigip(&tickets, "shop").await.expect("read back");
+    assert!(listener.reason.contains("rejected by the simulator"), "{listener:?}");
+    assert!(!listener.differs.is_empty(), "what differs is said: {listener:?}");
+
+    // BIG-IP unreachable: said, with why; what was seen before stays.
+    sim.set_behaviour(Behaviour { fault: Some(Fault::Unavailable), ..Default::default() });
+    let unreachable = || async { on_bigip(&tickets, "shop").await.is_some_and(|(_, why)| why.contains("503")) };
+    until("BIG-IP unreachable", 20, unreachable).await;
+    let (listener, _) = on_bigip(&tickets, "shop").await.expect("read back");
+    assert_eq!(listener.state, OnBigip::Rejected, "the last state seen stays beside the reason");
 }

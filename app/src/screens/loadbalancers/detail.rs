@@ -67,6 +67,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
             <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
             <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>
             <dt>"VE"</dt><dd>{format!("{} — {}", d.row.ve_addr, d.row.ve_cidr)}</dd>
+            <dt>"VE certificate"</dt><dd>{if d.form.ve_skip_verify { "not verified when BIG-IP is read back" } else { "verified when BIG-IP is read back" }}</dd>
             <dt>"LTM"</dt><dd>{format!("{} — {}", d.row.ltm_url, d.row.ltm_cidr)}</dd>
             <dt>"CIS namespace"</dt><dd>{d.form.cis_namespace.clone()}</dd>
             <dt>"Namespace selector"</dt><dd>{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>

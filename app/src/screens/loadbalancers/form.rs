@@ -122,6 +122,11 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
                 {secret_field("VE user", "ve-user", "ve.user", "", false, credentials_set, |f, v| f.ve_user = v)}
                 {secret_field("VE password", "ve-password", "ve.password", SECRET_HELP, true, credentials_set, |f, v| f.ve_password = v)}
                 {tier_field("VE CIDR", "ve-cidr", "ve.cidr", "Virtual-server addresses users get.", "20.1.0.0/16", |f| f.ve_cidr.clone(), |f, v| f.ve_cidr = v)}
+                <label class="check">
+                    <input type="checkbox" id="ve-skip-verify" prop:checked=move || form.get().ve_skip_verify
+                        on:change=move |ev| form.update(|f| f.ve_skip_verify = event_target_checked(&ev)) />
+                    " Skip verification of the VE's management certificate when reading BIG-IP back"
+                </label>
             </fieldset>
             <fieldset>
                 <legend>"F5 CIS"</legend>

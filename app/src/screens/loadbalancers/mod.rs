@@ -78,6 +78,8 @@ pub struct LbForm {
     pub ve_password: Option<String>,
     /// The range VE addresses are handed out from.
     pub ve_cidr: String,
+    /// Accept any certificate of the VE's management address when reading BIG-IP back.
+    pub ve_skip_verify: bool,
     /// The member cluster whose CIS it drives.
     pub cluster: String,
     /// Labels put on namespaces with listeners, as the CIS `--namespace-label` expects.

@@ -93,6 +93,7 @@ fn spec_of(form: &LbForm) -> LoadbalancerSpec {
             addr: form.ve_addr.trim().into(),
             credentials_secret_ref: secret("ve"),
             cidr: form.ve_cidr.trim().into(),
+            insecure_skip_verify: form.ve_skip_verify,
         },
         cluster: form.cluster.trim().into(),
         nsselector: form
@@ -131,6 +132,7 @@ fn form_of(lb: &Loadbalancer) -> LbForm {
         ve_user: None,
         ve_password: None,
         ve_cidr: lb.spec.ve.cidr.clone(),
+        ve_skip_verify: lb.spec.ve.insecure_skip_verify,
         cluster: lb.spec.cluster.clone(),
         nsselector: lb.spec.nsselector.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         partition: lb.spec.partition.clone().unwrap_or_default(),

@@ -24,7 +24,7 @@ async fn half_a_pair_is_given_back_and_the_ticket_gets_a_whole_one() {
         .await
         .expect("half a pair");
 
-    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config()));
+    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(&lbdesk)));
     let run = tokio::spawn(reconciler::run(ctx, std::future::pending()));
     wait_phase(&w.tickets, "half", Phase::Enabled).await;
     assert_eq!(

@@ -148,20 +148,22 @@ async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
         .expect("state");
 }
 
-/// How the tests' own reconcilers run: the default ingress class and retry ceiling, no ensure
-/// pass meanwhile.
-fn config() -> reconciler::Config {
+/// How the tests' own reconcilers of `lbdesk` run: the default ingress class and retry ceiling,
+/// no ensure pass meanwhile, its BIG-IP simulator read back every second.
+fn config(lbdesk: &Lbdesk) -> reconciler::Config {
     reconciler::Config {
         ensure_every: Duration::from_secs(300),
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         retry_ceiling: Duration::from_secs(60),
+        bigip_every: Duration::from_secs(1),
+        bigip_url: Some(lbdesk.bigip.1.clone()),
     }
 }
 
 /// A reconciler of `lbdesk`'s clusters on a task of its own, calling `driver` and halting at
 /// `crash`; the test aborts the task as a process dying would end.
 fn start_reconciler(lbdesk: &Lbdesk, driver: DriverClient, crash: Option<Arc<Crash>>) -> JoinHandle<()> {
-    let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config());
+    let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config(lbdesk));
     let run = reconciler::run(Arc::new(ctx), std::future::pending());
     match crash {
         Some(crash) => tokio::spawn(crash.during(run)),
@@ -429,7 +431,7 @@ async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_conte
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..options() }).await;
     let w = world(&lbdesk).await;
     w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config()));
+    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(&lbdesk)));
     for term in ["first", "second"] {
         // As a leader would: run while holding the lease, stop when it is lost, win it back.
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -1,0 +1,196 @@
+//! Reads back what BIG-IP runs of every listener. Per load balancer (one AS3 tenant of one
+//! BIG-IP), every `bigip_every`: what its cluster's CIS posts by the model (`cis::posts`, read
+//! again only when the cluster changed), BIG-IP's tenant and the result of its last
+//! declaration, and the members of the pools BIG-IP holds of each listener. Each live listener
+//! ticket's `status.bigip` is written when what it says changes. A BIG-IP that cannot be read
+//! marks only its own tickets, and is tried again after a growing wait. Towards BIG-IP lbdesk
+//! only reads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use app::domain::as3;
+use app::domain::bigip::{MemberState, judge};
+use app::domain::cis::post::Posted;
+use app::domain::crd::{BigipStatus, CisSpec, Lbticket, ListenerOnBigip, Loadbalancer, OnBigip, PoolMember};
+use app::domain::policy::effective_partition;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use super::{Context, Shutdown, backoff, live};
+use crate::bigip::{Access, BigIp, ReadError};
+
+/// The longest an unreachable BIG-IP waits before it is read again.
+const MOST_WAIT: Duration = Duration::from_secs(300);
+
+/// How long one read of BIG-IP may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the CIS model said a cluster's CIS posts, at which revision of the cluster.
+type Models = HashMap<(String, CisSpec), (Option<String>, Option<Posted>)>;
+
+/// Reads every load balancer's BIG-IP back until `shutdown`.
+pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
+    let mut every = tokio::time::interval(ctx.config.bigip_every);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failures: HashMap<String, (u32, Instant)> = HashMap::new();
+    let mut models = Models::new();
+    loop {
+        tokio::select! {
+            () = shutdown.clone() => return,
+            _ = every.tick() => {}
+        }
+        let caches = ctx.caches();
+        let tickets = caches.tickets.state();
+        for lb in caches.loadbalancers.state().iter().filter(|lb| live(&***lb)) {
+            let name = lb.name_any();
+            let (mine, idle): (Vec<&Arc<Lbticket>>, Vec<&Arc<Lbticket>>) = tickets
+                .iter()
+                .filter(|t| t.spec.loadbalancer == name && live(&***t))
+                .partition(|t| as3::is_live(&t.spec, t.status.as_ref()) && !t.spec.listeners.is_empty());
+            // NB: what an address not in service said of BIG-IP is no longer true.
+            for ticket in idle.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.bigip.is_some())) {
+                write(&ctx, ticket, None).await;
+            }
+            let waiting = failures.get(&name).is_some_and(|(_, next)| Instant::now() < *next);
+            if mine.is_empty() || waiting {
+                continue;
+            }
+            let expected = expected(&ctx, lb, &mut models).await;
+            match read_back(&ctx, lb, expected.as_ref(), &mine).await {
+                Ok(()) => {
+                    failures.remove(&name);
+                }
+                Err(e) => {
+                    tracing::info!(loadbalancer = %name, reason = %e, "BIG-IP not read back");
+                    ctx.metrics.bigip_unread(&name);
+                    let failed = failures.get(&name).map_or(1, |(n, _)| n + 1);
+                    failures.insert(name, (failed, Instant::now() + backoff::delay(failed, MOST_WAIT)));
+                    let at = now();
+                    for ticket in &mine {
+                        let mut status = bigip_of(ticket).unwrap_or_default();
+                        if status.unreachable.is_empty() {
+                            status.unreachable_since = at.clone();
+                        }
+                        status.unreachable = e.to_string();
+                        write(&ctx, ticket, Some(status)).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now().to_string()
+}
+
+fn bigip_of(ticket: &Lbticket) -> Option<BigipStatus> {
+    ticket.status.as_ref().and_then(|s| s.bigip.clone())
+}
+
+/// The tenant of `lb` as its cluster's CIS posts it now, by the model (none: CIS posts nothing
+/// of it, or the cluster or its CIS cannot be read).
+async fn expected(ctx: &Context, lb: &Loadbalancer, models: &mut Models) -> Option<Value> {
+    let client = ctx.clusters.member(&lb.spec.cluster)?;
+    let key = (lb.spec.cluster.clone(), lb.spec.cis.clone());
+    let revision = crate::cis::posts::revision(&client).await.ok().flatten();
+    let stale = revision.is_none() || models.get(&key).is_none_or(|(seen, _)| seen != &revision);
+    if stale {
+        let args = crate::cis::deployment::args_of(&client, &lb.spec.cluster, &lb.spec.cis).await.ok();
+        let posted = match args {
+            Some(args) => crate::cis::posts::posted(&client, &args).await.ok(),
+            None => None,
+        };
+        models.insert(key.clone(), (revision, posted));
+    }
+    models.get(&key)?.1.as_ref()?.tenant(effective_partition(&lb.spec)).cloned()
+}
+
+/// How lbdesk reaches `lb`'s BIG-IP: its management address (or embedded mode's simulator),
+/// with the credentials Secret's user, password and CA bundle.
+async fn access(ctx: &Context, lb: &Loadbalancer) -> Result<Access, ReadError> {
+    let secret = &lb.spec.ve.credentials_secret_ref;
+    let api: Api<Secret> = Api::namespaced(ctx.clusters.mgmt().clone(), &secret.namespace);
+    let missing =
+        || ReadError::Bad(format!("no credentials: the Secret {}/{} is missing", secret.namespace, secret.name));
+    let found = api.get_opt(&secret.name).await.map_err(|e| ReadError::Bad(format!("no credentials: {e}")))?;
+    let data = found.and_then(|s| s.data).ok_or_else(missing)?;
+    let text = |key: &str| data.get(key).map(|v| String::from_utf8_lossy(&v.0).into_owned());
+    Ok(Access {
+        url: ctx.config.bigip_url.clone().unwrap_or_else(|| format!("https://{}", lb.spec.ve.addr)),
+        username: text("user").unwrap_or_default(),
+        password: text("password").unwrap_or_default(),
+        ca_pem: data.get("ca.crt").map(|v| v.0.clone()),
+        skip_verify: lb.spec.ve.insecure_skip_verify,
+        timeout: TIMEOUT,
+    })
+}
+
+/// Reads `lb`'s BIG-IP and writes what it runs of each of `tickets` (its live listener
+/// tickets), judged against `expected`.
+async fn read_back(
+    ctx: &Context,
+    lb: &Loadbalancer,
+    expected: Option<&Value>,
+    tickets: &[&Arc<Lbticket>],
+) -> Result<(), ReadError> {
+    let bigip = BigIp::new(&access(ctx, lb).await?).map_err(ReadError::Bad)?;
+    let tenant = effective_partition(&lb.spec);
+    let on_bigip = bigip.tenant(tenant).await?;
+    let rejected = bigip.rejection(tenant).await?;
+    let at = now();
+    let (mut live_count, mut counts) = (0, BTreeMap::<MemberState, usize>::new());
+    for ticket in tickets {
+        let before = bigip_of(ticket).unwrap_or_default();
+        let mut listeners = Vec::new();
+        for judged in judge(&ticket.name_any(), &ticket.spec, expected, on_bigip.as_ref(), rejected.as_deref()) {
+            let (state, reason, differs) = judged.state.recorded();
+            live_count += usize::from(state == OnBigip::Live);
+            let mut members = Vec::new();
+            for (app, pool) in &judged.pools {
+                for m in bigip.members(tenant, app, pool).await? {
+                    *counts.entry(m.state).or_default() += 1;
+                    members.push(PoolMember { pool: pool.clone(), address: m.address, port: m.port, state: m.state });
+                }
+            }
+            let was = before.listeners.iter().find(|l| l.name == judged.listener && l.state == state);
+            let since = was.map_or_else(|| at.clone(), |l| l.since.clone());
+            listeners.push(ListenerOnBigip { name: judged.listener, state, since, reason, differs, members });
+        }
+        write(ctx, ticket, Some(BigipStatus { listeners, ..Default::default() })).await;
+    }
+    let by_state = [
+        ("up", MemberState::Up),
+        ("down", MemberState::Down),
+        ("disabled", MemberState::Disabled),
+        ("unknown", MemberState::Unknown),
+    ];
+    let members = by_state.map(|(label, state)| (label, counts.get(&state).copied().unwrap_or_default()));
+    ctx.metrics.bigip_read(&lb.name_any(), live_count, members);
+    Ok(())
+}
+
+/// Writes `status` as the ticket's `status.bigip` (none: removed) when it differs from what
+/// the ticket says; a failed write is tried again on the next round.
+async fn write(ctx: &Context, ticket: &Lbticket, status: Option<BigipStatus>) {
+    if bigip_of(ticket) == status {
+        return;
+    }
+    // NB: a merge patch keeps what it does not name: the fields gone are written as null.
+    let patch = match &status {
+        Some(s) => json!({"status": {"bigip": {
+            "unreachable": (!s.unreachable.is_empty()).then_some(&s.unreachable),
+            "unreachableSince": (!s.unreachable_since.is_empty()).then_some(&s.unreachable_since),
+            "listeners": s.listeners,
+        }}}),
+        None => json!({"status": {"bigip": null}}),
+    };
+    let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
+    if let Err(e) = api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+        tracing::debug!(ticket = %ticket.name_any(), error = %e, "what BIG-IP runs was not written");
+    }
+}
