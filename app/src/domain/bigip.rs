@@ -103,15 +103,17 @@ impl State {
     }
 }
 
-/// Judges each listener of the ticket `ticket` (`spec`): `expected` is its tenant as lbdesk
-/// expects CIS to post it (none: nothing expected yet), `on_bigip` the tenant BIG-IP runs,
-/// `rejected` BIG-IP's reason when its last declaration of the tenant failed.
+/// Judges each listener of the ticket `ticket` (`spec`) in `tenant`: `expected` is the tenant
+/// as lbdesk expects CIS to post it (none: nothing expected yet), `on_bigip` as BIG-IP runs it,
+/// `rejected` BIG-IP's refusal when its last declaration of the tenant failed (each listener is
+/// told only what concerns it).
 pub fn judge(
     ticket: &str,
     spec: &LbticketSpec,
+    tenant: &str,
     expected: Option<&Value>,
     on_bigip: Option<&Value>,
-    rejected: Option<&str>,
+    rejected: Option<&Rejection>,
 ) -> Vec<Judged> {
     let none = Value::Null;
     spec.listeners
@@ -125,7 +127,8 @@ pub fn judge(
                 // NB: CIS posts nothing of it yet (its ConfigMap unread, or unwritten).
                 State::Waiting { differs: vec![format!("{app}/{vs}: not posted by CIS yet")] }
             } else {
-                state(&want, &have, rejected)
+                let told = rejected.map(|r| r.told(tenant, want.keys()));
+                state(&want, &have, told.as_deref())
             };
             let pools = have
                 .iter()
@@ -153,30 +156,63 @@ pub fn tenant_of(declaration: &Value, tenant: &str) -> Result<Option<Value>, Str
     }
 }
 
-/// Why BIG-IP's last declaration of `tenant` failed, from `GET /mgmt/shared/appsvcs/task`
+/// BIG-IP's refusal of a tenant's last declaration: its message and code, and its errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub summary: String,
+    pub errors: Vec<String>,
+}
+
+impl Rejection {
+    /// What may be said of it beside a virtual server whose objects (`<app>/<name>`) in
+    /// `tenant` are `own`: the errors naming only its objects, or none at all (the tenant's);
+    /// an error naming another's object (a shared tenant holds other projects' requests) is
+    /// only counted.
+    pub fn told<'a>(&self, tenant: &str, own: impl IntoIterator<Item = &'a String>) -> String {
+        let own: Vec<&String> = own.into_iter().collect();
+        let prefix = format!("/{tenant}/");
+        let mine = |error: &&String| {
+            error.match_indices(&prefix).all(|(at, _)| {
+                let path: String = error[at + prefix.len()..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && !matches!(c, ':' | '"' | '\'' | ',' | ')'))
+                    .collect();
+                own.iter()
+                    .any(|o| path == **o || path.starts_with(&format!("{o}/")) || o.starts_with(&format!("{path}/")))
+            })
+        };
+        let (kept, others): (Vec<&String>, Vec<&String>) = self.errors.iter().partition(mine);
+        let mut told = self.summary.clone();
+        if !kept.is_empty() {
+            told.push_str(": ");
+            told.push_str(&kept.iter().map(|e| e.as_str()).collect::<Vec<_>>().join("; "));
+        }
+        if !others.is_empty() {
+            told.push_str(&format!(" ({} more in other requests sharing the AS3 tenant)", others.len()));
+        }
+        told
+    }
+}
+
+/// BIG-IP's refusal of the last declaration of `tenant`, from `GET /mgmt/shared/appsvcs/task`
 /// (tasks oldest first); `None` when it succeeded or BIG-IP has no task of it.
-pub fn rejection(tasks: &Value, tenant: &str) -> Result<Option<String>, String> {
+pub fn rejection(tasks: &Value, tenant: &str) -> Result<Option<Rejection>, String> {
     let items = tasks.get("items").and_then(Value::as_array).ok_or("the task list BIG-IP answered has no items")?;
-    let last = items.iter().rev().flat_map(|task| {
+    let mut results = items.iter().rev().flat_map(|task| {
         task.get("results")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter(|r| r.get("tenant").and_then(Value::as_str) == Some(tenant))
     });
-    let Some(result) = last.into_iter().next() else { return Ok(None) };
+    let Some(result) = results.next() else { return Ok(None) };
     let code = result.get("code").and_then(Value::as_u64).ok_or("a task result BIG-IP answered has no code")?;
     if code < 400 {
         return Ok(None);
     }
     let message = result.get("message").and_then(Value::as_str).unwrap_or("declaration failed");
-    let errors: Vec<&str> =
-        result.get("errors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-    Ok(Some(if errors.is_empty() {
-        format!("{message} ({code})")
-    } else {
-        format!("{message} ({code}): {}", errors.join("; "))
-    }))
+    let errors = result.get("errors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+    Ok(Some(Rejection { summary: format!("{message} ({code})"), errors: errors.map(String::from).collect() }))
 }
 
 /// A pool member's state on BIG-IP.

@@ -105,16 +105,19 @@ fn a_declaration_answer_gives_the_tenant_or_says_what_is_wrong_with_it() {
 #[test]
 fn the_last_task_of_a_tenant_says_whether_bigip_refused_it() {
     let task = |tenant: &str, code: u64, errors: &[&str]| json!({"id": "t", "results": [{"tenant": tenant, "code": code, "message": if code < 400 { "success" } else { "declaration is invalid" }, "errors": errors}]});
-    let refused = "declaration is invalid (422): /acp/a/vs: should have required property 'virtualAddresses'";
+    let refused = Rejection {
+        summary: "declaration is invalid (422)".into(),
+        errors: vec!["/acp/a/vs: should have required property 'virtualAddresses'".into()],
+    };
     // (what, the tasks oldest first, the result)
-    type Row = (&'static str, Value, Result<Option<String>, String>);
+    type Row = (&'static str, Value, Result<Option<Rejection>, String>);
     let rows: Vec<Row> = vec![
         ("no task", json!({"items": []}), Ok(None)),
         ("succeeded", json!({"items": [task("acp", 200, &[])]}), Ok(None)),
         (
             "refused, then another tenant's success",
             json!({"items": [task("acp", 422, &["/acp/a/vs: should have required property 'virtualAddresses'"]), task("other", 200, &[])]}),
-            Ok(Some(refused.into())),
+            Ok(Some(refused)),
         ),
         ("refused, then succeeded", json!({"items": [task("acp", 422, &["x"]), task("acp", 200, &[])]}), Ok(None)),
         ("an HTML page read as JSON", json!("<html>"), Err("the task list BIG-IP answered has no items".into())),
@@ -186,7 +189,7 @@ fn each_listener_of_a_ticket_is_judged_with_the_pools_to_read() {
         listeners: vec![listener("web", 80), listener("new", 82)],
         ..Default::default()
     };
-    let judged = judge("shop", &spec, Some(&tenant(1)), Some(&tenant(1)), None);
+    let judged = judge("shop", &spec, "acp", Some(&tenant(1)), Some(&tenant(1)), None);
     assert_eq!(judged[0].listener, "web");
     assert_eq!(judged[0].state, State::Live);
     let pools: Vec<&str> = judged[0].pools.iter().map(|(_, p)| p.as_str()).collect();
@@ -196,8 +199,41 @@ fn each_listener_of_a_ticket_is_judged_with_the_pools_to_read() {
         State::Waiting { differs: vec!["team-a_http_app/vs_shop_82: not posted by CIS yet".into()] },
         "a listener CIS does not post yet"
     );
-    let nothing = judge("shop", &spec, Some(&tenant(1)), None, Some("refused (422)"));
+    let refused = Rejection { summary: "refused (422)".into(), errors: vec![] };
+    let nothing = judge("shop", &spec, "acp", Some(&tenant(1)), None, Some(&refused));
     assert!(matches!(&nothing[0].state, State::Rejected { reason, .. } if reason == "refused (422)"));
     assert!(nothing[0].pools.is_empty(), "no member to read of what BIG-IP does not hold");
     assert_eq!(nothing[0].state.recorded().0, OnBigip::Rejected);
+}
+
+#[test]
+fn a_listener_is_told_only_the_errors_of_its_own_objects() {
+    let own = ["a/vs_shop_80".to_string(), "a/web_8080_pool".to_string()];
+    let rejection = |errors: &[&str]| Rejection {
+        summary: "declaration is invalid (422)".into(),
+        errors: errors.iter().map(|e| e.to_string()).collect(),
+    };
+    // (what, BIG-IP's errors, what the listener is told)
+    let rows = [
+        ("no errors", rejection(&[]), "declaration is invalid (422)"),
+        (
+            "its virtual server's, and a schema error inside its pool",
+            rejection(&["/acp/a/vs_shop_80: bad", "x (at /declaration/acp/a/web_8080_pool/members/0)"]),
+            "declaration is invalid (422): /acp/a/vs_shop_80: bad; x (at /declaration/acp/a/web_8080_pool/members/0)",
+        ),
+        ("the tenant's own", rejection(&["/acp: too large"]), "declaration is invalid (422): /acp: too large"),
+        (
+            "another request's, in the shared tenant: counted, not shown",
+            rejection(&["/acp/b/vs_bobs_80: secret-name", "/acp/a/vs_shop_800: other"]),
+            "declaration is invalid (422) (2 more in other requests sharing the AS3 tenant)",
+        ),
+        (
+            "one naming both: not shown",
+            rejection(&["/acp/a/vs_shop_80 clashes with /acp/b/vs_bobs_80"]),
+            "declaration is invalid (422) (1 more in other requests sharing the AS3 tenant)",
+        ),
+    ];
+    for (what, refused, told) in rows {
+        assert_eq!(refused.told("acp", &own), told, "{what}");
+    }
 }

@@ -9,7 +9,7 @@ pub mod sim;
 
 use std::time::Duration;
 
-use app::domain::bigip::{self, Member};
+use app::domain::bigip::{self, Member, Rejection};
 use serde_json::Value;
 
 /// The largest answer read (a tenant of 500 listeners' declaration is about 1 MiB).
@@ -119,8 +119,8 @@ impl BigIp {
         bigip::tenant_of(&answer, tenant).map_err(ReadError::Bad)
     }
 
-    /// Why BIG-IP refused the last declaration of `tenant`, if it did.
-    pub async fn rejection(&self, tenant: &str) -> Result<Option<String>, ReadError> {
+    /// BIG-IP's refusal of the last declaration of `tenant`, if it refused it.
+    pub async fn rejection(&self, tenant: &str) -> Result<Option<Rejection>, ReadError> {
         let tasks = self.get("/mgmt/shared/appsvcs/task").await?;
         bigip::rejection(&tasks, tenant).map_err(ReadError::Bad)
     }

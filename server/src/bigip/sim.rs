@@ -84,6 +84,22 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct Simulator(Arc<Mutex<Inner>>);
 
+/// The errors a refused tenant gets: one per virtual server, naming it as BIG-IP's
+/// configuration errors do, or one of the tenant's when it has none.
+fn refusals(name: &str, tenant: &Value) -> Vec<String> {
+    const WHY: &str = "01070734:3: Configuration error: rejected by the simulator";
+    let apps = tenant.as_object().into_iter().flatten().filter_map(|(a, v)| Some((a, v.as_object()?)));
+    let servers: Vec<String> = apps
+        .flat_map(|(app, items)| {
+            items
+                .iter()
+                .filter(|(_, v)| v.get("class").and_then(Value::as_str).is_some_and(|c| c.starts_with("Service_")))
+                .map(move |(vs, _)| format!("/{name}/{app}/{vs}: {WHY}"))
+        })
+        .collect();
+    if servers.is_empty() { vec![format!("/{name}: {WHY}")] } else { servers }
+}
+
 /// AS3's answer to an invalid declaration.
 fn invalid(errors: Vec<String>) -> Response {
     let body = json!({"code": 422, "message": "declaration is invalid", "errors": errors});
@@ -144,14 +160,12 @@ impl Simulator {
         let refused: Option<Vec<String>> = match validate_as_cis(request) {
             Err(errors) => Some(vec![errors]),
             Ok(()) => {
-                let rejected: Vec<&String> =
-                    tenants.keys().filter(|t| inner.behaviour.reject_tenants.contains(t)).collect();
-                (!rejected.is_empty()).then(|| {
-                    rejected
-                        .iter()
-                        .map(|t| format!("/{t}: 01070734:3: Configuration error: rejected by the simulator"))
-                        .collect()
-                })
+                let rejected: Vec<String> = tenants
+                    .iter()
+                    .filter(|(t, _)| inner.behaviour.reject_tenants.contains(t))
+                    .flat_map(|(t, tenant)| refusals(t, tenant))
+                    .collect();
+                (!rejected.is_empty()).then_some(rejected)
             }
         };
         let code = if refused.is_some() { 422 } else { 200 };

@@ -147,7 +147,7 @@ async fn read_back(
     for ticket in tickets {
         let before = bigip_of(ticket).unwrap_or_default();
         let mut listeners = Vec::new();
-        for judged in judge(&ticket.name_any(), &ticket.spec, expected, on_bigip.as_ref(), rejected.as_deref()) {
+        for judged in judge(&ticket.name_any(), &ticket.spec, tenant, expected, on_bigip.as_ref(), rejected.as_ref()) {
             let (state, reason, differs) = judged.state.recorded();
             live_count += usize::from(state == OnBigip::Live);
             let mut members = Vec::new();

@@ -106,7 +106,8 @@ async fn a_posted_declaration_turns_live_with_its_members_and_a_refused_one_says
     let (code, answer) = post(&url, &posted(60)).await;
     assert_eq!(code, 200, "{answer}");
     let now = on_bigip(bigip.tenant(TENANT).await.expect("read"));
-    assert_eq!(state(&expected(60), &now, bigip.rejection(TENANT).await.expect("tasks").as_deref()), State::Live);
+    assert_eq!(bigip.rejection(TENANT).await, Ok(None), "BIG-IP took it");
+    assert_eq!(state(&expected(60), &now, None), State::Live);
     let members = bigip.members(TENANT, APP, "svc01_8080_pool").await.expect("members");
     let seen: Vec<(&str, u16, MemberState)> = members.iter().map(|m| (m.address.as_str(), m.port, m.state)).collect();
     assert_eq!(seen, [("10.2.0.5", 8080, MemberState::Up), ("10.2.0.6", 8080, MemberState::Down)]);
@@ -124,8 +125,9 @@ async fn a_posted_declaration_turns_live_with_its_members_and_a_refused_one_says
         (422, Some(422), Some("declaration is invalid"))
     );
     let now = on_bigip(bigip.tenant(TENANT).await.expect("read"));
-    let rejected = bigip.rejection(TENANT).await.expect("tasks");
-    match state(&expected(70), &now, rejected.as_deref()) {
+    let rejected = bigip.rejection(TENANT).await.expect("tasks").expect("refused");
+    let told = rejected.told(TENANT, expected(70).keys());
+    match state(&expected(70), &now, Some(&told)) {
         State::Rejected { reason, differs } => {
             assert!(reason.contains("rejected by the simulator"), "{reason}");
             // NB: the weights live in the iRule's weighted choice.
