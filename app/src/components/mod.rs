@@ -1,6 +1,8 @@
 //! Building blocks shared by every screen.
 
 pub mod address;
+#[cfg(feature = "ssr")]
+pub mod bigip;
 pub mod controls;
 pub mod form;
 pub mod layout;

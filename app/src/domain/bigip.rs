@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::as3::names;
-use crate::domain::crd::{LbticketSpec, OnBigip};
+use crate::domain::crd::{BigipStatus, LbticketSpec, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,6 +138,22 @@ pub fn judge(
             Judged { listener: listener.name.clone(), state, pools }
         })
         .collect()
+}
+
+/// A ticket's listeners on BIG-IP in short, for a list: "BIG-IP: 2 live, 1 rejected", and
+/// that BIG-IP is unreachable when it is.
+pub fn rollup(status: &BigipStatus) -> String {
+    let count = |state: OnBigip| status.listeners.iter().filter(|l| l.state == state).count();
+    let parts: Vec<String> =
+        [(OnBigip::Live, "live"), (OnBigip::Waiting, "waiting for CIS"), (OnBigip::Rejected, "rejected")]
+            .into_iter()
+            .filter_map(|(state, word)| Some(count(state)).filter(|n| *n > 0).map(|n| format!("{n} {word}")))
+            .collect();
+    let mut out = if parts.is_empty() { String::new() } else { format!("BIG-IP: {}", parts.join(", ")) };
+    if !status.unreachable.is_empty() {
+        out.push_str(if out.is_empty() { "BIG-IP unreachable" } else { " (BIG-IP unreachable now)" });
+    }
+    out
 }
 
 /// The tenant object of a `GET /declare/<tenant>` answer (`None`: BIG-IP holds none of it).

@@ -237,3 +237,29 @@ fn a_listener_is_told_only_the_errors_of_its_own_objects() {
         assert_eq!(refused.told("acp", &own), told, "{what}");
     }
 }
+
+#[test]
+fn a_list_says_in_short_what_bigip_runs() {
+    use crate::domain::crd::ListenerOnBigip;
+    let listener = |state: OnBigip| ListenerOnBigip { state, ..Default::default() };
+    let status = |states: &[OnBigip], unreachable: &str| BigipStatus {
+        listeners: states.iter().map(|s| listener(*s)).collect(),
+        unreachable: unreachable.into(),
+        ..Default::default()
+    };
+    // (what, the status, the roll-up)
+    let rows = [
+        ("nothing", status(&[], ""), ""),
+        ("all live", status(&[OnBigip::Live, OnBigip::Live], ""), "BIG-IP: 2 live"),
+        (
+            "mixed",
+            status(&[OnBigip::Rejected, OnBigip::Live, OnBigip::Waiting], ""),
+            "BIG-IP: 1 live, 1 waiting for CIS, 1 rejected",
+        ),
+        ("unreachable", status(&[OnBigip::Live], "timed out"), "BIG-IP: 1 live (BIG-IP unreachable now)"),
+        ("unreachable, never read", status(&[], "timed out"), "BIG-IP unreachable"),
+    ];
+    for (what, s, want) in rows {
+        assert_eq!(rollup(&s), want, "{what}");
+    }
+}

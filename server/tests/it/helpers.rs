@@ -223,7 +223,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
         retry_max_delay: options.retry_max_delay,
-        bigip_poll_seconds: 1,
+        bigip_poll_seconds: 2,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
         leader_elect: false,

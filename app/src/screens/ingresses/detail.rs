@@ -4,12 +4,13 @@
 
 use leptos::prelude::*;
 
-use super::parts::CisAnnotations;
-use super::{DeleteIngress, IngressDetail, get_ingress, hosts};
-use crate::components::address::{Deployed, ThingHead, live_on_address};
+use super::{DeleteIngress, IngressDetail, get_ingress};
+use crate::components::address::{ThingHead, live_on_address};
 use crate::components::form::{action_error, navigate_on_success};
-use crate::components::list::table;
 use crate::components::loaded::Loaded;
+
+#[cfg(feature = "ssr")]
+pub use body::body_html;
 
 /// `/ingresses/:ticket/:name`
 #[component]
@@ -23,13 +24,33 @@ fn IngressBody(d: IngressDetail) -> impl IntoView {
     let (ticket, name) = (d.address.ticket.clone(), d.ingress.name.clone());
     let delete = ServerAction::<DeleteIngress>::new();
     navigate_on_success(delete, |_| "/ingresses".to_string());
-    let annotations = d.cis.annotations(d.ingress.tls_secret.is_some()).to_string();
     view! {
         <ThingHead title=format!("F5 Ingress {name}") address=d.address.clone()
             edit_href=format!("/ingresses/{ticket}/{name}/edit") edit=d.edit.clone()
             question=format!("Delete F5 Ingress {name}? Its Ingress leaves the member cluster.")
             delete=None error=action_error(delete)
             on_delete=move |_| { delete.dispatch(DeleteIngress { ticket: ticket.clone(), name: name.clone() }); } />
+        <div inner_html=d.body.clone()></div>
+    }
+}
+
+/// The static part of the page, rendered by the server.
+#[cfg(feature = "ssr")]
+mod body {
+    use leptos::prelude::*;
+
+    use super::super::parts::CisAnnotations;
+    use super::super::{IngressDetail, hosts};
+    use crate::components::address::Deployed;
+    use crate::components::list::table;
+
+    /// The F5 Ingress's facts, routes, CIS annotations and what the member cluster holds, as
+    /// HTML. NB: static, so rendered by the server (escaped by Leptos's renderer, like every
+    /// page) and only placed by the browser: its code stays out of the bundle.
+    pub fn body_html(d: &IngressDetail) -> String {
+        let d = d.clone();
+        let annotations = d.cis.annotations(d.ingress.tls_secret.is_some()).to_string();
+        view! {
         <dl class="facts">
             <dt>"Hosts"</dt><dd>{hosts(&d.ingress)}</dd>
             <dt>"TLS Secret"</dt><dd>{d.ingress.tls_secret.clone().unwrap_or_else(|| "None (plain HTTP)".into())}</dd>
@@ -43,5 +64,7 @@ fn IngressBody(d: IngressDetail) -> impl IntoView {
         <CisAnnotations annotations />
         <Deployed deployed=d.deployed.clone() held="The Ingress's annotations, class and labels as the member cluster holds them:"
             missing="Not in the member cluster yet." />
+        }
+        .to_html()
     }
 }

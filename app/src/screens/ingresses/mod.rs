@@ -70,6 +70,9 @@ pub struct IngressDetail {
     /// The Ingress as the member cluster holds it now (its annotations, class and labels, as
     /// pretty JSON), if it does.
     pub deployed: Option<String>,
+    /// Its facts, routes, CIS annotations and what the member cluster holds: HTML the server
+    /// rendered (`detail::body_html`).
+    pub body: String,
 }
 
 /// What the form offers.

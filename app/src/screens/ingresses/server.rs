@@ -79,13 +79,16 @@ pub async fn detail(ticket: &str, name: &str) -> Result<IngressDetail, AppError>
     let t = address::ticket(&caller, Verb::Read, ticket).await?;
     let ingress = find(&t, name)?.clone();
     let (cluster, cis) = placed(&t, loadbalancer(&t).await?.as_ref())?;
-    Ok(IngressDetail {
+    let mut detail = IngressDetail {
         deployed: deployed(&cluster, &t.spec.namespace, name).await?,
         address: address::summary(&t, &cluster),
         ingress,
         edit: add_reason(&t),
         cis,
-    })
+        body: String::new(),
+    };
+    detail.body = super::detail::body_html(&detail);
+    Ok(detail)
 }
 
 /// The Ingress `name` of `namespace` as member cluster `cluster` holds it now: what CIS reads

@@ -89,6 +89,9 @@ pub struct ListenerDetail {
     /// Its virtual server as the member cluster's AS3 ConfigMap holds it (pretty JSON), if it
     /// does.
     pub deployed: Option<String>,
+    /// Its facts, services, what BIG-IP runs of it and what the member cluster holds: HTML the
+    /// server rendered (`detail::body_html`).
+    pub body: String,
 }
 
 /// What the form offers.

@@ -6,6 +6,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm, ListenerRow};
+use crate::components::bigip::{self, OnBigipView};
 use crate::components::list::Page;
 use crate::components::preview::Preview;
 use crate::domain::access::Verb;
@@ -80,12 +81,16 @@ pub async fn detail(ticket: &str, name: &str) -> Result<ListenerDetail, AppError
         }
         None => None,
     };
-    Ok(ListenerDetail {
+    let on_bigip = bigip::html(OnBigipView::of(t.status.as_ref().and_then(|s| s.bigip.as_ref()), name));
+    let mut detail = ListenerDetail {
         address: address::summary(&t, world.cluster_of(&t)),
         listener: ListenerRow::of(listener, usage.rules_on(name)),
         delete: reason(&listener_deletable(&usage, name)),
         deployed,
-    })
+        body: String::new(),
+    };
+    detail.body = super::detail::body_html(&detail, on_bigip);
+    Ok(detail)
 }
 
 pub async fn choices(ticket: &str, name: &str) -> Result<ListenerChoices, AppError> {

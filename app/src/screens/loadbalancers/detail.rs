@@ -6,7 +6,9 @@ use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
 use super::{DeleteLoadbalancer, LbDetail, get_loadbalancer, list_pairs};
-use crate::components::controls::{ConfirmButton, UsageBar};
+use crate::components::controls::ConfirmButton;
+#[cfg(feature = "ssr")]
+use crate::components::controls::UsageBar;
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::{More, Page, load_more, read_pages, table, table_or_none};
 use crate::components::loaded::Loaded;
@@ -63,6 +65,21 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
                 "CIS will not post everything lbdesk writes for this load balancer: " {why}
             </div>
         })}
+        <div inner_html=d.facts.clone()></div>
+        <PairList pairs />
+        <h2>"Address requests using it"</h2>
+        {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
+            <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
+        })}
+    }
+}
+
+/// The load balancer's facts, as HTML. NB: static, so rendered by the server (escaped by Leptos's
+/// renderer, like every page) and only placed by the browser: its code stays out of the bundle.
+#[cfg(feature = "ssr")]
+pub fn facts_html(d: &LbDetail) -> String {
+    let d = d.clone();
+    view! {
         <dl class="facts">
             <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
             <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>
@@ -77,12 +94,8 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
             <dt>"VE credentials"</dt><dd>{if d.credentials_set { "set" } else { "not set" }}</dd>
             <dt>"Capacity"</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
         </dl>
-        <PairList pairs />
-        <h2>"Address requests using it"</h2>
-        {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
-            <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
-        })}
     }
+    .to_html()
 }
 
 /// The pairs handed out, in address order, a page at a time, searchable by address or request.

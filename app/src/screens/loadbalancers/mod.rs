@@ -124,6 +124,8 @@ pub struct LbDetail {
     pub tickets: Vec<LbTicket>,
     /// Marked never to be deleted.
     pub do_not_delete: bool,
+    /// Its facts as the page lists them: HTML the server rendered (`detail::facts_html`).
+    pub facts: String,
 }
 
 /// What the form offers.

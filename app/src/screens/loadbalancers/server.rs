@@ -223,7 +223,7 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
             phase: t.status.as_ref().map(|s| s.phase.as_str()).unwrap_or("Created").into(),
         })
         .collect();
-    Ok(LbDetail {
+    let mut detail = LbDetail {
         row: row(lb, &tickets),
         form: form_of(lb),
         token_set: has_secret(&lb.spec.ltm.token_secret_ref.name, &["token"]).await,
@@ -231,7 +231,10 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
         partition: effective_partition(&lb.spec).into(),
         tickets: using,
         do_not_delete: lb.labels().contains_key(LABEL_DO_NOT_DELETE),
-    })
+        facts: String::new(),
+    };
+    detail.facts = super::detail::facts_html(&detail);
+    Ok(detail)
 }
 
 /// Creates or updates a load balancer (update when `form.generation` is set); returns its name. A

@@ -129,7 +129,7 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
                 <A href=back attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>
-        <TryRequest listener=c.listener.listener() rules=edited state=TesterState::default() />
+        <TryRequest listener=c.listener.listener() rules=edited health=c.health.clone() state=TesterState::default() />
         {move || preview.value().get().and_then(Result::ok).map(|p| view! {
             <PreviewPanel preview=p.preview />
             {p.irule.map(|text| view! { <h2>"The listener's iRule"</h2><pre class="irule" data-testid="irule">{text}</pre> })}

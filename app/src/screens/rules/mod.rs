@@ -57,6 +57,9 @@ pub struct RulesOfListener {
     pub add: Option<String>,
     /// The listener's iRule as the member cluster's AS3 ConfigMap holds it, if it does.
     pub deployed: Option<String>,
+    /// Per pool of the listener, what BIG-IP last reported of its members ("2 of 3 members
+    /// up"), for the request tester.
+    pub health: Vec<(String, String)>,
 }
 
 /// A rule's page.
@@ -99,6 +102,9 @@ pub struct RuleChoices {
     pub priority: u32,
     /// The listener's other rules, for the request tester.
     pub others: Vec<(String, LbruleSpec)>,
+    /// Per pool of the listener, what BIG-IP last reported of its members ("2 of 3 members
+    /// up"), for the request tester.
+    pub health: Vec<(String, String)>,
 }
 
 /// The rule form (new, or edit with `version` set).

@@ -7,6 +7,7 @@ use kube::{Api, ResourceExt};
 
 use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, ShiftStep, form_field, summary};
 use crate::components::address::{AddressSummary, split_label};
+use crate::components::bigip::pool_health;
 use crate::domain::access::Verb;
 use crate::domain::as3::names;
 use crate::domain::as3::placement::Placement;
@@ -74,6 +75,13 @@ impl Ground {
 
     fn summary(&self) -> AddressSummary {
         address::summary(&self.ticket, self.world.cluster_of(&self.ticket))
+    }
+
+    /// Per pool of the listener, what BIG-IP last reported of its members.
+    fn health(&self) -> Vec<(String, String)> {
+        let bigip = self.ticket.status.as_ref().and_then(|s| s.bigip.as_ref());
+        let on = bigip.and_then(|b| b.listeners.iter().find(|l| l.name == self.listener.name));
+        on.map(|l| pool_health(&l.members)).unwrap_or_default()
     }
 
     fn listener_row(&self) -> ListenerRow {
@@ -146,6 +154,7 @@ pub async fn listener_rules(ticket: &str, listener: &str) -> Result<RulesOfListe
         rules: g.rules().into_iter().map(row).collect(),
         add: g.add_reason(),
         deployed,
+        health: g.health(),
     })
 }
 
@@ -195,6 +204,7 @@ pub async fn choices(ticket: &str, listener: &str, name: &str) -> Result<RuleCho
         editing,
         priority,
         others,
+        health: g.health(),
     })
 }
 

@@ -97,17 +97,19 @@ impl Default for TesterState {
 pub fn TryRequest(
     listener: Listener,
     #[prop(into)] rules: Signal<Vec<(String, LbruleSpec)>>,
+    /// Per pool, what BIG-IP last reported of its members.
+    health: Vec<(String, String)>,
     state: TesterState,
 ) -> impl IntoView {
     let TesterState { open, sample } = state;
     let tester = move || {
-        let listener = listener.clone();
+        let (listener, health) = (listener.clone(), health.clone());
         open.get().then(move || {
             view! {
                 <Suspense fallback=|| view! { <p class="muted">"Loading the tester…"</p> }>
                     {move || {
-                        let listener = listener.clone();
-                        Suspend::new(async move { tester(listener, rules, sample).await })
+                        let (listener, health) = (listener.clone(), health.clone());
+                        Suspend::new(async move { tester(listener, rules, health, sample).await })
                     }}
                 </Suspense>
             }
@@ -123,13 +125,23 @@ pub fn TryRequest(
 /// The tester, in a browser chunk of its own: request evaluation (the regex matcher among it) is
 /// code only a user who opens it needs.
 #[leptos::lazy(rules_tester)]
-fn tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: RwSignal<Sample>) -> AnyView {
-    view! { <Tester listener rules sample /> }.into_any()
+fn tester(
+    listener: Listener,
+    rules: Signal<Vec<(String, LbruleSpec)>>,
+    health: Vec<(String, String)>,
+    sample: RwSignal<Sample>,
+) -> AnyView {
+    view! { <Tester listener rules health sample /> }.into_any()
 }
 
 /// The tester over `rules` on `listener`.
 #[component]
-fn Tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: RwSignal<Sample>) -> impl IntoView {
+fn Tester(
+    listener: Listener,
+    rules: Signal<Vec<(String, LbruleSpec)>>,
+    health: Vec<(String, String)>,
+    sample: RwSignal<Sample>,
+) -> impl IntoView {
     let http = listener.protocol.is_http();
     let result = Memo::new(move |_| rules.with(|r| sample.with(|s| answer(&listener, r, s))));
     let input = move |label: &'static str, put: fn(&mut Sample, String), get: fn(&Sample) -> String| {
@@ -168,6 +180,8 @@ fn Tester(listener: Listener, rules: Signal<Vec<(String, LbruleSpec)>>, sample: 
                     Some(a) => view! {
                         <p><strong data-testid="tester-to">{format!("Goes to {}", a.to)}</strong></p>
                         <p class="muted">{format!("Bucket {} of 100 → {} (pool {})", a.bucket, a.backend, a.pool)}</p>
+                        <p class="muted" data-testid="tester-members">{health.iter().find(|(p, _)| *p == a.pool)
+                            .map(|(pool, up)| format!("On BIG-IP, pool {pool}: {up}"))}</p>
                         <ul>{a.not.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
                     }.into_any(),
                 }}

@@ -197,6 +197,7 @@ mod tests {
                 state: Default::default(),
                 created: String::new(),
                 message: "reserved for the payment zone".into(),
+                on_bigip: String::new(),
             },
             claimer: "alice".into(),
             requested_veip: veip.into(),

@@ -55,7 +55,8 @@ fn ticket_table(rows: &[TicketRow], query: &str) -> AnyView {
                 <td>{r.veip.clone()}</td>
                 <td>{r.ltmip.clone()}</td>
                 <td>{lbtype_label(r.lbtype)}</td>
-                <td><PhaseBadge phase=r.phase /></td>
+                <td><PhaseBadge phase=r.phase />
+                    {(!r.on_bigip.is_empty()).then(|| view! { <div class="muted" data-testid="bigip-rollup">{r.on_bigip.clone()}</div> })}</td>
                 <td><LocalTime at=r.created.clone() /></td>
                 <td class="error-cell">{r.message.clone()}</td>
             </tr>

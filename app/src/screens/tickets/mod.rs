@@ -57,6 +57,8 @@ pub struct TicketRow {
     pub created: String,
     /// The last error, if any.
     pub message: String,
+    /// What BIG-IP runs of its listeners, in short (empty: nothing read back).
+    pub on_bigip: String,
 }
 
 impl TicketRow {
@@ -230,6 +232,7 @@ mod tests {
             state: DesiredState::Active,
             created: String::new(),
             message: String::new(),
+            on_bigip: String::new(),
         }
     }
 

@@ -12,6 +12,7 @@ use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketLis
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3::placement::Placement;
 use crate::domain::as3::validate::{MAX_BYTES, share_bytes};
+use crate::domain::bigip::rollup;
 use crate::domain::crd::{
     CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
     Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
@@ -41,6 +42,7 @@ fn row(t: &Lbticket) -> TicketRow {
         phase: status.phase,
         state: t.spec.state,
         created: t.metadata.creation_timestamp.as_ref().map(|c| c.0.to_string()).unwrap_or_default(),
+        on_bigip: status.bigip.as_ref().map(rollup).unwrap_or_default(),
         message: status.message,
     }
 }

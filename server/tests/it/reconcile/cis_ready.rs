@@ -30,7 +30,7 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
         ensure_every: Duration::from_secs(1),
         ingress_class: "f5".into(),
         retry_ceiling: Duration::from_secs(60),
-        bigip_every: Duration::from_secs(1),
+        bigip_every: Duration::from_secs(2),
         bigip_url: Some(lbdesk.bigip.1.clone()),
     };
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));

@@ -149,13 +149,13 @@ async fn set_state(tickets: &Api<Lbticket>, name: &str, state: &str) {
 }
 
 /// How the tests' own reconcilers of `lbdesk` run: the default ingress class and retry ceiling,
-/// no ensure pass meanwhile, its BIG-IP simulator read back every second.
+/// no ensure pass meanwhile, its BIG-IP simulator read back every two seconds.
 fn config(lbdesk: &Lbdesk) -> reconciler::Config {
     reconciler::Config {
         ensure_every: Duration::from_secs(300),
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         retry_ceiling: Duration::from_secs(60),
-        bigip_every: Duration::from_secs(1),
+        bigip_every: Duration::from_secs(2),
         bigip_url: Some(lbdesk.bigip.1.clone()),
     }
 }
