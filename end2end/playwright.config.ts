@@ -1,6 +1,6 @@
 import { defineConfig } from '@playwright/test';
 import * as path from 'path';
-import { apiPort, bin, dataDir, ldapDir, ldapPort, ldapsPort, port, serverLog } from './server';
+import { apiPort, bigipSimPort, bin, dataDir, ldapDir, ldapPort, ldapsPort, port, serverLog } from './server';
 
 // The real lbdesk binary in embedded mode with the fixed demo logins, on a fresh data directory,
 // signing directory users in with a throw-away OpenLDAP (their groups read again every 2 s). Its
@@ -42,7 +42,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf '${dataDir}' && ${directory} && '${bin}' serve --demo --directory '${ldapDir}/active-directory.yaml' --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
+    command: `rm -rf '${dataDir}' && ${directory} && '${bin}' serve --demo --directory '${ldapDir}/active-directory.yaml' --listen 127.0.0.1:${port} --api-listen 127.0.0.1:${apiPort} --metrics-listen 127.0.0.1:0 --driver-sim-config end2end/driver-sim.yaml --bigip-sim-listen 127.0.0.1:${bigipSimPort} --bigip-poll-seconds 2 --data-dir '${dataDir}' > '${serverLog}' 2>&1 || { cat '${serverLog}'; exit 1; }`,
     cwd: path.resolve(__dirname, '..'),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,

@@ -14,6 +14,10 @@ export const apiPort = port + 1;
 /** The lbdesk binary under test. */
 export const bin = process.env.LBDESK_BIN ?? path.resolve(__dirname, '../target/debug/lbdesk');
 
+/** The port of its BIG-IP simulator (embedded mode), whose `/_behaviour` a test changes as a
+ * BIG-IP's state would change. */
+export const bigipSimPort = port + 2;
+
 /** Its data directory, fresh for every run. */
 export const dataDir = path.join(os.tmpdir(), `lbdesk-e2e-${port}`);
 

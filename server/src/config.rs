@@ -140,6 +140,13 @@ pub struct ServeArgs {
     /// The embedded simulator's behaviour file (see the README); a demo behaviour when absent.
     #[arg(long, env = "LBDESK_DRIVER_SIM_CONFIG")]
     pub driver_sim_config: Option<PathBuf>,
+    /// Embedded mode's BIG-IP simulator: its behaviour file (see the README; none: every member
+    /// up, every declaration that passes the AS3 schema taken) and where it listens (its
+    /// `/_behaviour` can be changed there while lbdesk runs).
+    #[arg(long, env = "LBDESK_BIGIP_SIM_CONFIG")]
+    pub bigip_sim_config: Option<PathBuf>,
+    #[arg(long, env = "LBDESK_BIGIP_SIM_LISTEN", default_value = "127.0.0.1:0")]
+    pub bigip_sim_listen: SocketAddr,
     /// Seconds each driver call may take (1–60).
     #[arg(long, env = "LBDESK_DRIVER_TIMEOUT", default_value_t = 10)]
     pub driver_timeout: u64,

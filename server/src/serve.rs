@@ -198,7 +198,13 @@ impl Server {
         };
         let driver = DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
         let bigip = match args.mode {
-            Mode::Embedded => Some(crate::bigip::cis_sim::Loop::bind(Default::default()).await?),
+            Mode::Embedded => {
+                let behaviour = match &args.bigip_sim_config {
+                    Some(path) => crate::bigip::sim::Behaviour::read(path)?,
+                    None => Default::default(),
+                };
+                Some(crate::bigip::cis_sim::Loop::bind(args.bigip_sim_listen, behaviour).await?)
+            }
             Mode::Cluster => None,
         };
         let metrics = Arc::new(crate::metrics::Metrics::default());

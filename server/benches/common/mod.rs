@@ -28,6 +28,8 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         watch_history: 100_000,
         driver_url: None,
         driver_sim_config: Some(sim),
+        bigip_sim_config: None,
+        bigip_sim_listen: loopback,
         driver_timeout: 10,
         ensure_interval: 3600,
         retry_max_delay: 60,

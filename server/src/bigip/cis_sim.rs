@@ -31,10 +31,11 @@ pub struct Loop {
 }
 
 impl Loop {
-    /// The simulator, bound, with `behaviour`.
-    pub async fn bind(behaviour: Behaviour) -> anyhow::Result<Loop> {
-        let listener =
-            tokio::net::TcpListener::bind("127.0.0.1:0").await.context("could not start the BIG-IP simulator")?;
+    /// The simulator, bound to `listen`, with `behaviour`.
+    pub async fn bind(listen: std::net::SocketAddr, behaviour: Behaviour) -> anyhow::Result<Loop> {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("could not start the BIG-IP simulator on {listen}"))?;
         let url = format!("http://{}", listener.local_addr()?);
         Ok(Loop { simulator: Simulator::new(behaviour), url, listener })
     }

@@ -220,6 +220,8 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         watch_history: options.watch_history,
         driver_url: None,
         driver_sim_config: Some(sim_config),
+        bigip_sim_config: None,
+        bigip_sim_listen: "127.0.0.1:0".parse().expect("address"),
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
         retry_max_delay: options.retry_max_delay,
