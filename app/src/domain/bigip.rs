@@ -156,6 +156,29 @@ pub fn rollup(status: &BigipStatus) -> String {
     out
 }
 
+/// The `LiveOnBigip` condition a ticket's status carries for kubectl: whether every listener is
+/// live on BIG-IP, else the first reason it is not (unreachable, rejected, waiting for CIS).
+pub fn condition(status: &BigipStatus) -> (bool, &'static str, String) {
+    if !status.unreachable.is_empty() {
+        return (false, "Unreachable", format!("BIG-IP could not be read: {}", status.unreachable));
+    }
+    let first = |state: OnBigip| status.listeners.iter().find(|l| l.state == state);
+    if let Some(l) = first(OnBigip::Rejected) {
+        return (
+            false,
+            "Rejected",
+            format!("listener {}: BIG-IP refused its tenant's declaration: {}", l.name, l.reason),
+        );
+    }
+    if let Some(l) = first(OnBigip::Waiting) {
+        return (false, "WaitingForCis", format!("listener {}: not on BIG-IP as expected yet", l.name));
+    }
+    if status.listeners.is_empty() {
+        return (false, "WaitingForCis", "no listener read back yet".into());
+    }
+    (true, "Live", String::new())
+}
+
 /// The tenant object of a `GET /declare/<tenant>` answer (`None`: BIG-IP holds none of it).
 pub fn tenant_of(declaration: &Value, tenant: &str) -> Result<Option<Value>, String> {
     if declaration.is_null() {

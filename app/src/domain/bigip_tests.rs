@@ -263,3 +263,42 @@ fn a_list_says_in_short_what_bigip_runs() {
         assert_eq!(rollup(&s), want, "{what}");
     }
 }
+
+#[test]
+fn the_condition_says_live_only_when_every_listener_is() {
+    use crate::domain::crd::ListenerOnBigip;
+    let listener = |name: &str, state: OnBigip| ListenerOnBigip {
+        name: name.into(),
+        state,
+        reason: "invalid (422)".into(),
+        ..Default::default()
+    };
+    let status = |listeners: Vec<ListenerOnBigip>, unreachable: &str| BigipStatus {
+        listeners,
+        unreachable: unreachable.into(),
+        ..Default::default()
+    };
+    // (what, the status, live, reason)
+    let rows = [
+        ("all live", status(vec![listener("web", OnBigip::Live)], ""), true, "Live"),
+        ("none read back", status(vec![], ""), false, "WaitingForCis"),
+        (
+            "one waiting",
+            status(vec![listener("web", OnBigip::Live), listener("api", OnBigip::Waiting)], ""),
+            false,
+            "WaitingForCis",
+        ),
+        (
+            "a rejection first",
+            status(vec![listener("api", OnBigip::Waiting), listener("web", OnBigip::Rejected)], ""),
+            false,
+            "Rejected",
+        ),
+        ("unreachable first", status(vec![listener("web", OnBigip::Rejected)], "timed out"), false, "Unreachable"),
+    ];
+    for (what, s, live, reason) in rows {
+        let (ok, why, message) = condition(&s);
+        assert_eq!((ok, why), (live, reason), "{what}: {message}");
+        assert_eq!(message.is_empty(), live, "{what}: a message says why not");
+    }
+}

@@ -11,15 +11,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use app::domain::as3;
-use app::domain::bigip::{MemberState, judge};
+use app::domain::bigip::{self, MemberState, judge};
 use app::domain::cis::post::Posted;
-use app::domain::crd::{BigipStatus, CisSpec, Lbticket, ListenerOnBigip, Loadbalancer, OnBigip, PoolMember};
+use app::domain::crd::{
+    BigipStatus, CONDITION_LIVE_ON_BIGIP, CisSpec, Lbticket, ListenerOnBigip, Loadbalancer, OnBigip, PoolMember,
+};
 use app::domain::policy::effective_partition;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
+use super::status::set_condition;
 use super::{Context, Shutdown, backoff, live};
 use crate::bigip::{Access, BigIp, ReadError};
 
@@ -174,21 +177,35 @@ async fn read_back(
     Ok(())
 }
 
-/// Writes `status` as the ticket's `status.bigip` (none: removed) when it differs from what
-/// the ticket says; a failed write is tried again on the next round.
+/// Writes `status` as the ticket's `status.bigip` (none: removed) and its `LiveOnBigip`
+/// condition when they differ from what the ticket says; a failed or lost write is tried again
+/// on the next round.
 async fn write(ctx: &Context, ticket: &Lbticket, status: Option<BigipStatus>) {
     if bigip_of(ticket) == status {
         return;
     }
-    // NB: a merge patch keeps what it does not name: the fields gone are written as null.
-    let patch = match &status {
-        Some(s) => json!({"status": {"bigip": {
+    let mut conditions = ticket.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
+    match &status {
+        Some(s) => {
+            let (live, reason, message) = bigip::condition(s);
+            set_condition(&mut conditions, CONDITION_LIVE_ON_BIGIP, live, reason, &message, ticket.metadata.generation);
+        }
+        None => conditions.retain(|c| c.type_ != CONDITION_LIVE_ON_BIGIP),
+    }
+    // NB: a merge patch keeps what it does not name: the fields gone are written as null. The
+    // conditions are written whole, so on the version read: another writer's newer conditions
+    // make this one a conflict, and the next round writes again.
+    let bigip = status.as_ref().map(|s| {
+        json!({
             "unreachable": (!s.unreachable.is_empty()).then_some(&s.unreachable),
             "unreachableSince": (!s.unreachable_since.is_empty()).then_some(&s.unreachable_since),
             "listeners": s.listeners,
-        }}}),
-        None => json!({"status": {"bigip": null}}),
-    };
+        })
+    });
+    let patch = json!({
+        "metadata": {"resourceVersion": ticket.metadata.resource_version},
+        "status": {"bigip": bigip, "conditions": conditions},
+    });
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     if let Err(e) = api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
         tracing::debug!(ticket = %ticket.name_any(), error = %e, "what BIG-IP runs was not written");

@@ -268,6 +268,23 @@ async fn the_ticket_says_what_bigip_runs_live_members_rejected_and_unreachable()
     until("the listener live on BIG-IP with two members up", 20, || live(OnBigip::Live, 2)).await;
     let (listener, unreachable) = on_bigip(&tickets, "shop").await.expect("read back");
     assert_eq!((listener.name.as_str(), unreachable.as_str()), ("web", ""));
+    let condition = || async {
+        let status = tickets.get("shop").await.ok()?.status?;
+        let c = status.conditions.into_iter().find(|c| c.type_ == app::domain::crd::CONDITION_LIVE_ON_BIGIP)?;
+        Some((c.status, c.reason))
+    };
+    until("kubectl's condition says live", 10, || async {
+        condition().await == Some(("True".to_string(), "Live".to_string()))
+    })
+    .await;
+    let metrics = reqwest::get(format!("{}/metrics", lbdesk.metrics_url)).await.expect("metrics");
+    let metrics = metrics.text().await.expect("text");
+    for line in [
+        format!("lbdesk_bigip_live{{loadbalancer=\"{NAME}\"}} 1"),
+        format!("lbdesk_bigip_members{{loadbalancer=\"{NAME}\",state=\"up\"}} 2"),
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+    }
     assert!(listener.members.iter().all(|m| m.pool == "web-v1_8080_pool" && m.port == 8080), "{listener:?}");
 
     // A member marked down in BIG-IP reads down within the polling period.
@@ -284,6 +301,10 @@ async fn the_ticket_says_what_bigip_runs_live_members_rejected_and_unreachable()
     let (listener, _) = on_bigip(&tickets, "shop").await.expect("read back");
     assert!(listener.reason.contains("rejected by the simulator"), "{listener:?}");
     assert!(!listener.differs.is_empty(), "what differs is said: {listener:?}");
+    until("kubectl's condition says rejected", 10, || async {
+        condition().await == Some(("False".to_string(), "Rejected".to_string()))
+    })
+    .await;
 
     // BIG-IP unreachable: said, with why; what was seen before stays.
     sim.set_behaviour(Behaviour { fault: Some(Fault::Unavailable), ..Default::default() });

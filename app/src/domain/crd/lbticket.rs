@@ -261,6 +261,9 @@ pub struct LbticketStatus {
     pub bigip: Option<BigipStatus>,
 }
 
+/// The condition saying whether every listener of a ticket is live on BIG-IP.
+pub const CONDITION_LIVE_ON_BIGIP: &str = "LiveOnBigip";
+
 /// What BIG-IP runs of a ticket's listeners, as lbdesk last read it back.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
