@@ -41,13 +41,20 @@ test('a listener turns live on BIG-IP with its members; a member down and a refu
     const state = page.getByTestId('on-bigip');
     await expect(state).toHaveText('Live on BIG-IP', { timeout: 30_000 });
     await expect(page.getByTestId('members-up')).toHaveText('2 of 2 members up');
-    const first = (await page.locator('table').last().locator('tbody tr td:nth-child(2)').first().textContent()) ?? '';
+    const members = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'Address' }) });
+    const first = (await members.locator('tbody tr td:nth-child(2)').first().textContent()) ?? '';
     expect(first).toMatch(/^10\./);
 
     // BIG-IP's monitor marks a member down: the page says so within the polling period.
     await bigip({ membersDown: [first] });
     await expect(page.getByTestId('members-up')).toHaveText('1 of 2 members up', { timeout: 15_000 });
     await expect(page.locator('tr', { hasText: first }).getByText('Down')).toBeVisible();
+    // The listener's rules page says the same, and the request tester where a request goes.
+    await page.goto('/rules/b-live/web');
+    await hydrated(page);
+    await expect(state).toHaveText('Live on BIG-IP');
+    await page.getByRole('button', { name: 'Try a request' }).click();
+    await expect(page.getByTestId('tester-members')).toHaveText('On BIG-IP, pool dns_8053_pool: 1 of 2 members up');
 
     // BIG-IP refuses the tenant's next declaration: rejected, with BIG-IP's reason.
     await bigip({ rejectTenants: ['shared'] });

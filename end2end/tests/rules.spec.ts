@@ -64,7 +64,8 @@ test('a tenant adds a header rule and a host rule, previews the iRule, and reord
 
   await page.goto('/rules/r-shop/web');
   await hydrated(page);
-  const names = page.locator('tbody tr td:nth-child(2)');
+  const rules = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'Rule' }) });
+  const names = rules.locator('tbody tr td:nth-child(2)');
   await expect(names).toHaveText(['canary', 'host']);
   // The request tester answers as the iRule would, as the request is typed.
   await page.getByRole('button', { name: 'Try a request' }).click();

@@ -103,8 +103,16 @@ impl Cli {
                 let cis = app::domain::crd::CisSpec { namespace: cis_namespace, deployment };
                 crate::cis::posts::run(kubeconfig, context, cis).await
             }
-            Some(Command::DriverSim { listen, config }) => crate::driver::sim::run(listen, config.as_deref()).await,
-            Some(Command::BigipSim { listen, config }) => crate::bigip::sim::run(listen, config.as_deref()).await,
+            Some(Command::DriverSim { listen, config }) => {
+                use crate::driver::sim::{Behaviour, Simulator};
+                let behaviour = config.as_deref().map(Behaviour::read).transpose()?.unwrap_or_default();
+                crate::sims::run("driver", listen, Simulator::new(behaviour).router()).await
+            }
+            Some(Command::BigipSim { listen, config }) => {
+                use crate::bigip::sim::{Behaviour, Simulator};
+                let behaviour = config.as_deref().map(Behaviour::read).transpose()?.unwrap_or_default();
+                crate::sims::run("BIG-IP", listen, Simulator::new(behaviour).router()).await
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod reconciler;
 pub mod render;
 pub mod route;
 pub mod serve;
+pub mod sims;
 pub mod telemetry;
 pub mod tls;
 pub mod web;

@@ -8,32 +8,18 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use app::domain::as3::validate::validate_as_cis;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// A fault every request gets while set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fault {
-    /// HTTP 503 with an HTML page, as a proxy in front of a rebooting BIG-IP answers.
-    Unavailable,
-    /// A 200 whose body is an HTML page.
-    Garbage,
-    /// Never answers (the caller's timeout fires).
-    Hang,
-    /// A 200 of 64 MiB.
-    Huge,
-}
+pub use crate::sims::Fault;
 
 /// What the simulator does (the file `--config` reads, YAML or JSON).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,10 +47,7 @@ pub struct Behaviour {
 impl Behaviour {
     /// Reads a behaviour file; a bad file is an error naming the field.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Behaviour> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("could not read {}: {e}", path.display()))?;
-        serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text))
-            .map_err(|e| anyhow::anyhow!("{}: {}: {}", path.display(), e.path(), e.inner()))
+        crate::sims::read_behaviour(path)
     }
 }
 
@@ -131,18 +114,7 @@ impl Simulator {
                 return Some((StatusCode::UNAUTHORIZED, Json(body)).into_response());
             }
         }
-        let page = "<html><body><h1>Service Unavailable</h1></body></html>";
-        match behaviour.fault? {
-            Fault::Unavailable => {
-                Some((StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "text/html")], page).into_response())
-            }
-            Fault::Garbage => Some(([(header::CONTENT_TYPE, "text/html")], page).into_response()),
-            Fault::Hang => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                Some(StatusCode::GATEWAY_TIMEOUT.into_response())
-            }
-            Fault::Huge => Some(([(header::CONTENT_TYPE, "application/json")], vec![b' '; 64 << 20]).into_response()),
-        }
+        Some(behaviour.fault?.answer().await)
     }
 
     /// An AS3 declare POST: validated, then each tenant it holds kept (or deleted, when posted
@@ -304,22 +276,8 @@ impl Simulator {
 
     /// Serves on `listener` until the process ends.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener.tap_io(crate::net::no_delay), self.router()).await
+        crate::sims::serve(listener, self.router()).await
     }
-}
-
-/// `lbdesk bigip-sim`.
-pub async fn run(listen: std::net::SocketAddr, config: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let behaviour = match config {
-        Some(path) => Behaviour::read(path)?,
-        None => Behaviour::default(),
-    };
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("could not listen on {listen}: {e}"))?;
-    println!("BIG-IP simulator on http://{}", listener.local_addr()?);
-    Simulator::new(behaviour).serve(listener).await?;
-    Ok(())
 }
 
 #[cfg(test)]

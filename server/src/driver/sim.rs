@@ -14,13 +14,13 @@ use app::domain::crd::DriverState;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use http::StatusCode;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::{DriverAnswer, DriverRequest, Hook};
+pub use crate::sims::Fault;
 
 /// A refusal rule: requests matching it answer `Fail` with `message`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,18 +33,6 @@ pub struct Deny {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticket_pattern: Option<String>,
     pub message: String,
-}
-
-/// A fault every call gets while set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fault {
-    /// HTTP 503.
-    Unavailable,
-    /// A 200 whose body is not JSON.
-    Garbage,
-    /// Never answers (the caller's timeout fires).
-    Hang,
 }
 
 /// What the simulator does (the file `--config` reads, YAML or JSON).
@@ -93,10 +81,7 @@ impl Behaviour {
 
     /// Reads a behaviour file; a bad file is an error naming the field.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Behaviour> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("could not read {}: {e}", path.display()))?;
-        let behaviour: Behaviour = serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(&text))
-            .map_err(|e| anyhow::anyhow!("{}: {}: {}", path.display(), e.path(), e.inner()))?;
+        let behaviour: Behaviour = crate::sims::read_behaviour(path)?;
         behaviour.check()?;
         Ok(behaviour)
     }
@@ -206,12 +191,7 @@ impl Simulator {
         };
         tokio::time::sleep(Duration::from_millis(delay)).await;
         match fault {
-            Some(Fault::Unavailable) => (StatusCode::SERVICE_UNAVAILABLE, "the network system is down").into_response(),
-            Some(Fault::Garbage) => (StatusCode::OK, "<html>proxy error</html>").into_response(),
-            Some(Fault::Hang) => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                StatusCode::GATEWAY_TIMEOUT.into_response()
-            }
+            Some(fault) => fault.answer().await,
             None => Json(self.answer(hook, &req)).into_response(),
         }
     }
@@ -261,22 +241,8 @@ impl Simulator {
 
     /// Serves on `listener` until the process ends.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener.tap_io(crate::net::no_delay), self.router()).await
+        crate::sims::serve(listener, self.router()).await
     }
-}
-
-/// `lbdesk driver-sim`.
-pub async fn run(listen: std::net::SocketAddr, config: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let behaviour = match config {
-        Some(path) => Behaviour::read(path)?,
-        None => Behaviour::default(),
-    };
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("could not listen on {listen}: {e}"))?;
-    println!("driver simulator on http://{}", listener.local_addr()?);
-    Simulator::new(behaviour).serve(listener).await?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ fn RulesBody(
         {table(&["#", "Rule", "When", "Services", ""], r.rules.into_iter().enumerate(), row)}
         <p class="muted">"Otherwise, the listener's own weights:"</p>
         <SplitBar services=r.listener.services.clone() />
+        <div inner_html=r.on_bigip.clone()></div>
         <TryRequest listener=r.listener.listener() rules=Signal::stored(specs) health=r.health state=tester />
         <Deployed deployed=r.deployed held="The listener's iRule as the AS3 ConfigMap of the member cluster holds it:"
             missing="No iRule in the member cluster for this listener: it has no rule there yet." />

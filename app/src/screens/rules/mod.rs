@@ -60,6 +60,8 @@ pub struct RulesOfListener {
     /// Per pool of the listener, what BIG-IP last reported of its members ("2 of 3 members
     /// up"), for the request tester.
     pub health: Vec<(String, String)>,
+    /// What BIG-IP runs of the listener (its rules are its iRule): HTML the server rendered.
+    pub on_bigip: String,
 }
 
 /// A rule's page.

@@ -7,7 +7,7 @@ use kube::{Api, ResourceExt};
 
 use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, ShiftStep, form_field, summary};
 use crate::components::address::{AddressSummary, split_label};
-use crate::components::bigip::pool_health;
+use crate::components::bigip::{OnBigipView, pool_health};
 use crate::domain::access::Verb;
 use crate::domain::as3::names;
 use crate::domain::as3::placement::Placement;
@@ -75,6 +75,12 @@ impl Ground {
 
     fn summary(&self) -> AddressSummary {
         address::summary(&self.ticket, self.world.cluster_of(&self.ticket))
+    }
+
+    /// What BIG-IP runs of the listener, as its page's section (HTML).
+    fn on_bigip(&self) -> String {
+        let bigip = self.ticket.status.as_ref().and_then(|s| s.bigip.as_ref());
+        crate::components::bigip::html(OnBigipView::of(bigip, &self.listener.name))
     }
 
     /// Per pool of the listener, what BIG-IP last reported of its members.
@@ -155,6 +161,7 @@ pub async fn listener_rules(ticket: &str, listener: &str) -> Result<RulesOfListe
         add: g.add_reason(),
         deployed,
         health: g.health(),
+        on_bigip: g.on_bigip(),
     })
 }
 
