@@ -408,8 +408,9 @@ pub async fn purge_audit(db: &Db, days: u64) -> Result<u64, sqlx::Error> {
     }
 }
 
-/// What `lbdesk serve` prints once it listens: the mode that runs and where to reach it.
-fn banner(mode: Mode, url: &str, api: Option<SocketAddr>, metrics: SocketAddr) -> Vec<String> {
+/// What `lbdesk serve` prints once it listens: the mode that runs and where to reach it (in
+/// embedded mode, its Kubernetes API and BIG-IP simulator too).
+fn banner(mode: Mode, url: &str, metrics: SocketAddr, api: Option<SocketAddr>, bigip: Option<&str>) -> Vec<String> {
     let mut lines = vec![
         format!("  lbdesk is running in {} mode", mode.name()),
         format!("  URL:    {url}"),
@@ -420,6 +421,9 @@ fn banner(mode: Mode, url: &str, api: Option<SocketAddr>, metrics: SocketAddr) -
             "  Kubernetes API: https://{api}/k8s/clusters/<cluster>  (`lbdesk kubeconfig` prints a kubeconfig)"
         ));
     }
+    if let Some(bigip) = bigip {
+        lines.push(format!("  BIG-IP simulator: {bigip}  (PUT {bigip}/_behaviour changes it; see the README)"));
+    }
     lines
 }
 
@@ -427,7 +431,8 @@ fn banner(mode: Mode, url: &str, api: Option<SocketAddr>, metrics: SocketAddr) -
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let server = Server::build(args).await?;
     println!();
-    for line in banner(server.mode, &server.url, server.api_addr, server.metrics_addr) {
+    let bigip = server.bigip().map(|(_, url)| url);
+    for line in banner(server.mode, &server.url, server.metrics_addr, server.api_addr, bigip.as_deref()) {
         println!("{line}");
     }
     crate::demo::print_logins(&server.logins);
@@ -474,13 +479,16 @@ mod tests {
     #[test]
     fn the_banner_names_the_mode_that_runs() {
         let api: SocketAddr = ([127, 0, 0, 1], 6443).into();
-        let cluster = banner(Mode::Cluster, "http://127.0.0.1:3000", None, "127.0.0.1:9464".parse().expect("address"));
+        let metrics: SocketAddr = ([127, 0, 0, 1], 9464).into();
+        let cluster = banner(Mode::Cluster, "http://127.0.0.1:3000", metrics, None, None);
         assert_eq!(cluster[0], "  lbdesk is running in cluster mode");
-        assert!(cluster.iter().all(|l| !l.contains("embedded") && !l.contains("Kubernetes API")), "{cluster:?}");
+        let embedded_only = |l: &String| l.contains("embedded") || l.contains("Kubernetes API") || l.contains("BIG-IP");
+        assert!(!cluster.iter().any(embedded_only), "{cluster:?}");
         let embedded =
-            banner(Mode::Embedded, "http://127.0.0.1:3000", Some(api), "127.0.0.1:9464".parse().expect("address"));
+            banner(Mode::Embedded, "http://127.0.0.1:3000", metrics, Some(api), Some("http://127.0.0.1:7443"));
         assert_eq!(embedded[0], "  lbdesk is running in embedded mode");
         assert!(embedded.iter().any(|l| l.contains("https://127.0.0.1:6443/k8s/clusters/<cluster>")), "{embedded:?}");
         assert!(embedded.iter().any(|l| l.contains("http://127.0.0.1:9464/metrics")), "{embedded:?}");
+        assert!(embedded.iter().any(|l| l.contains("BIG-IP simulator: http://127.0.0.1:7443")), "{embedded:?}");
     }
 }
