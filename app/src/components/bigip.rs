@@ -30,8 +30,8 @@ pub struct OnBigipView {
 }
 
 impl OnBigipView {
-    /// The listener `name` in a ticket's `status.bigip`.
-    pub fn of(status: Option<&BigipStatus>, name: &str) -> OnBigipView {
+    /// The listener (or, with `ingress`, the F5 Ingress) `name` in a ticket's `status.bigip`.
+    pub fn of(status: Option<&BigipStatus>, name: &str, ingress: bool) -> OnBigipView {
         let Some(status) = status else {
             return OnBigipView {
                 badge: ("badge badge-neutral".into(), "Not read back yet".into()),
@@ -43,7 +43,8 @@ impl OnBigipView {
             badge: ("badge badge-neutral".into(), "Not read back yet".into()),
             ..Default::default()
         };
-        if let Some(l) = status.listeners.iter().find(|l| l.name == name) {
+        let things = if ingress { &status.ingresses } else { &status.listeners };
+        if let Some(l) = things.iter().find(|l| l.name == name) {
             let (class, words) = match l.state {
                 OnBigip::Live => ("badge badge-ok", "Live on BIG-IP"),
                 OnBigip::Waiting => ("badge badge-info", "Waiting for CIS"),
@@ -109,7 +110,7 @@ pub fn html(view: OnBigipView) -> String {
     view! { <OnBigipSection view /> }.to_html()
 }
 
-/// The section of a listener's page saying what BIG-IP runs of it.
+/// The section of a listener's (or F5 Ingress's) page saying what BIG-IP runs of it.
 #[component]
 fn OnBigipSection(view: OnBigipView) -> impl IntoView {
     let OnBigipView { badge: (class, words), since, reason, differs, members_up, members, unreachable } = view;
@@ -169,8 +170,9 @@ mod tests {
                 differs: vec!["a/vs_shop_80: BIG-IP holds another version".into()],
                 members: vec![member("10.2.0.5", MemberState::Up), member("10.2.0.6", MemberState::Down)],
             }],
+            ingresses: vec![],
         };
-        let shown = html(OnBigipView::of(Some(&status), "web"));
+        let shown = html(OnBigipView::of(Some(&status), "web", false));
         for said in [
             "Rejected by BIG-IP",
             " since 2026-11-25 09:59:01 UTC",
@@ -184,9 +186,10 @@ mod tests {
         }
         assert!(!shown.contains("<script>") && shown.contains("&lt;script&gt;"), "escaped: {shown}");
         assert!(!shown.contains("<b>proxy"), "escaped: {shown}");
-        let never = html(OnBigipView::of(None, "web"));
+        let never = html(OnBigipView::of(None, "web", false));
         assert!(never.contains("Not read back yet"), "{never}");
-        let other = html(OnBigipView::of(Some(&status), "api"));
+        let other = html(OnBigipView::of(Some(&status), "api", false));
+        assert!(html(OnBigipView::of(Some(&status), "web", true)).contains("Not read back yet"), "not an F5 Ingress");
         assert!(other.contains("Not read back yet") && !other.contains("10.2.0.5"), "{other}");
     }
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::as3::names;
+use crate::domain::cis::ingress::{formatted, virtual_server_name};
 use crate::domain::crd::{BigipStatus, LbticketSpec, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
@@ -130,12 +131,7 @@ pub fn judge(
                 let told = rejected.map(|r| r.told(tenant, want.keys()));
                 state(&want, &have, told.as_deref())
             };
-            let pools = have
-                .iter()
-                .filter(|(_, v)| v.get("class").and_then(Value::as_str) == Some("Pool"))
-                .filter_map(|(path, _)| path.split_once('/').map(|(a, p)| (a.to_string(), p.to_string())))
-                .collect();
-            Judged { listener: listener.name.clone(), state, pools }
+            Judged { listener: listener.name.clone(), state, pools: pools_of(&have) }
         })
         .collect()
 }
@@ -143,7 +139,8 @@ pub fn judge(
 /// A ticket's listeners on BIG-IP in short, for a list: "BIG-IP: 2 live, 1 rejected", and
 /// that BIG-IP is unreachable when it is.
 pub fn rollup(status: &BigipStatus) -> String {
-    let count = |state: OnBigip| status.listeners.iter().filter(|l| l.state == state).count();
+    let all = || status.listeners.iter().chain(&status.ingresses);
+    let count = |state: OnBigip| all().filter(|l| l.state == state).count();
     let parts: Vec<String> =
         [(OnBigip::Live, "live"), (OnBigip::Waiting, "waiting for CIS"), (OnBigip::Rejected, "rejected")]
             .into_iter()
@@ -177,6 +174,75 @@ pub fn condition(status: &BigipStatus) -> (bool, &'static str, String) {
         return (false, "WaitingForCis", "no listener read back yet".into());
     }
     (true, "Live", String::new())
+}
+
+/// Judges each F5 Ingress of the address request `spec` (its VE address `veip`) in its Ingress
+/// partition `tenant` (CIS's application `Shared`): the virtual servers CIS builds on the
+/// address (HTTP, and HTTPS with a TLS Secret), the policy routing them, and its own pools.
+pub fn judge_ingresses(
+    spec: &LbticketSpec,
+    veip: &str,
+    tenant: &str,
+    expected: Option<&Value>,
+    on_bigip: Option<&Value>,
+    rejected: Option<&Rejection>,
+) -> Vec<Judged> {
+    spec.ingresses
+        .iter()
+        .map(|f5| {
+            let ports: &[u16] = if f5.tls_secret.is_some() { &[80, 443] } else { &[80] };
+            let servers: Vec<String> = ports.iter().map(|p| formatted(&virtual_server_name(veip, *p))).collect();
+            // NB: named as CIS names them (`FormatIngressPoolName`, then `as3FormattedString`).
+            let pools: Vec<String> = f5
+                .rules
+                .iter()
+                .map(|r| formatted(&format!("ingress_{}_{}_{}_{}", spec.namespace, f5.name, r.service, r.port)))
+                .collect();
+            let want = ingress_objects(expected, &servers, &pools);
+            let have = ingress_objects(on_bigip, &servers, &pools);
+            let state = if want.is_empty() {
+                State::Waiting { differs: vec![format!("F5 Ingress {}: not posted by CIS yet", f5.name)] }
+            } else {
+                let told = rejected.map(|r| r.told(tenant, want.keys()));
+                state(&want, &have, told.as_deref())
+            };
+            Judged { listener: f5.name.clone(), state, pools: pools_of(&have) }
+        })
+        .collect()
+}
+
+/// The objects of an F5 Ingress in an Ingress partition's `tenant`: the virtual `servers`, the
+/// policies they name, and its `pools`, by `Shared/<name>`.
+fn ingress_objects(tenant: Option<&Value>, servers: &[String], pools: &[String]) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let Some(shared) = tenant.and_then(|t| t.get("Shared")).and_then(Value::as_object) else { return out };
+    for name in servers {
+        let Some(server) = shared.get(name) else { continue };
+        out.insert(format!("Shared/{name}"), server.clone());
+        let policy = server.get("policyEndpoint").and_then(Value::as_str).and_then(|p| p.rsplit('/').next());
+        if let Some((policy, item)) = policy.and_then(|p| shared.get_key_value(p)) {
+            out.insert(format!("Shared/{policy}"), item.clone());
+        }
+    }
+    for name in pools {
+        if let Some(item) = shared.get(name).filter(|v| is_pool(v)) {
+            out.insert(format!("Shared/{name}"), item.clone());
+        }
+    }
+    out
+}
+
+fn is_pool(item: &Value) -> bool {
+    item.get("class").and_then(Value::as_str) == Some("Pool")
+}
+
+/// The pools among `objects`, by (application, name).
+fn pools_of(objects: &BTreeMap<String, Value>) -> Vec<(String, String)> {
+    objects
+        .iter()
+        .filter(|(_, v)| is_pool(v))
+        .filter_map(|(path, _)| path.split_once('/').map(|(a, p)| (a.to_string(), p.to_string())))
+        .collect()
 }
 
 /// The tenant object of a `GET /declare/<tenant>` answer (`None`: BIG-IP holds none of it).

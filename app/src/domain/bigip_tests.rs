@@ -302,3 +302,47 @@ fn the_condition_says_live_only_when_every_listener_is() {
         assert_eq!(message.is_empty(), live, "{what}: a message says why not");
     }
 }
+
+#[test]
+fn each_f5_ingress_is_judged_by_its_servers_policy_and_own_pools() {
+    use crate::domain::crd::{F5Ingress, IngressRule};
+    let f5 = |name: &str, service: &str, tls: bool| F5Ingress {
+        name: name.into(),
+        rules: vec![IngressRule { host: None, path: "/".into(), service: service.into(), port: 8080 }],
+        tls_secret: tls.then(|| "tls".to_string()),
+    };
+    let spec = LbticketSpec {
+        namespace: "team-a".into(),
+        ingresses: vec![f5("shop", "api", false), f5("shop-api", "web", true)],
+        ..Default::default()
+    };
+    // The Ingress partition as CIS posts it: one server per address and port, its policy, pools.
+    let pool = |members: u64| json!({"class": "Pool", "members": [{"servicePort": 8080, "serverAddresses": ["10.2.0.5"], "ratio": members}]});
+    let partition = |weight: u64| {
+        json!({"class": "Tenant", "Shared": {
+            "class": "Application", "template": "shared",
+            "ingress_20_9_0_5_80": {"class": "Service_HTTP", "policyEndpoint": "/shared_ingress/Shared/Ingress_20_9_0_5_80"},
+            "Ingress_20_9_0_5_80": {"class": "Endpoint_Policy", "rules": []},
+            "ingress_20_9_0_5_443": {"class": "Service_HTTPS"},
+            "ingress_team_a_shop_api_8080": pool(weight),
+            "ingress_team_a_shop_api_web_8080": pool(1),
+        }})
+    };
+    let judged = judge_ingresses(&spec, "20.9.0.5", "shared_ingress", Some(&partition(1)), Some(&partition(1)), None);
+    let names: Vec<&str> = judged.iter().map(|j| j.listener.as_str()).collect();
+    assert_eq!(names, ["shop", "shop-api"]);
+    assert!(judged.iter().all(|j| j.state == State::Live), "{judged:?}");
+    // Each F5 Ingress's own pool, even where one's name is the start of another's.
+    assert_eq!(judged[0].pools, [("Shared".to_string(), "ingress_team_a_shop_api_8080".to_string())]);
+    assert_eq!(judged[1].pools, [("Shared".to_string(), "ingress_team_a_shop_api_web_8080".to_string())]);
+    // Another version of shop's pool on BIG-IP: shop waits, shop-api is live.
+    let judged = judge_ingresses(&spec, "20.9.0.5", "shared_ingress", Some(&partition(1)), Some(&partition(2)), None);
+    assert_eq!(
+        judged[0].state,
+        State::Waiting { differs: vec!["Shared/ingress_team_a_shop_api_8080: BIG-IP holds another version".into()] }
+    );
+    assert_eq!(judged[1].state, State::Live);
+    // Not posted by CIS at all yet.
+    let nothing = judge_ingresses(&spec, "20.9.0.5", "shared_ingress", None, None, None);
+    assert!(matches!(&nothing[0].state, State::Waiting { differs } if differs[0].contains("not posted by CIS yet")));
+}

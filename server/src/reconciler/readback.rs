@@ -1,8 +1,8 @@
-//! Reads back what BIG-IP runs of every listener. Per load balancer (one AS3 tenant of one
-//! BIG-IP), every `bigip_every`: what its cluster's CIS posts by the model (`cis::posts`, read
-//! again only when the cluster changed), BIG-IP's tenant and the result of its last
-//! declaration, and the members of the pools BIG-IP holds of each listener. Each live listener
-//! ticket's `status.bigip` is written when what it says changes. A BIG-IP that cannot be read
+//! Reads back what BIG-IP runs of every listener and F5 Ingress. Per load balancer (one AS3
+//! tenant, and its Ingress partition, of one BIG-IP), every `bigip_every`: what its cluster's
+//! CIS posts by the model (`cis::posts`, read again only when the cluster changed), BIG-IP's
+//! tenant and the result of its last declaration, and the members of the pools BIG-IP holds of
+//! each. Each live ticket's `status.bigip` is written when what it says changes. A BIG-IP that cannot be read
 //! marks only its own tickets, and is tried again after a growing wait. Towards BIG-IP lbdesk
 //! only reads.
 
@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use app::domain::as3;
-use app::domain::bigip::{self, MemberState, judge};
+use app::domain::bigip::{self, MemberState, judge, judge_ingresses};
 use app::domain::cis::post::Posted;
+use app::domain::cis_ingress;
 use app::domain::crd::{
-    BigipStatus, CONDITION_LIVE_ON_BIGIP, CisSpec, Lbticket, ListenerOnBigip, Loadbalancer, OnBigip, PoolMember,
+    BigipStatus, CONDITION_LIVE_ON_BIGIP, CisSpec, LbType, Lbticket, ListenerOnBigip, Loadbalancer, OnBigip, PoolMember,
 };
 use app::domain::policy::effective_partition;
 use k8s_openapi::api::core::v1::Secret;
@@ -50,10 +51,8 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
         let tickets = caches.tickets.state();
         for lb in caches.loadbalancers.state().iter().filter(|lb| live(&***lb)) {
             let name = lb.name_any();
-            let (mine, idle): (Vec<&Arc<Lbticket>>, Vec<&Arc<Lbticket>>) = tickets
-                .iter()
-                .filter(|t| t.spec.loadbalancer == name && live(&***t))
-                .partition(|t| as3::is_live(&t.spec, t.status.as_ref()) && !t.spec.listeners.is_empty());
+            let (mine, idle): (Vec<&Arc<Lbticket>>, Vec<&Arc<Lbticket>>) =
+                tickets.iter().filter(|t| t.spec.loadbalancer == name && live(&***t)).partition(|t| places(t));
             // NB: what an address not in service said of BIG-IP is no longer true.
             for ticket in idle.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.bigip.is_some())) {
                 write(&ctx, ticket, None).await;
@@ -63,7 +62,7 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
                 continue;
             }
             let expected = expected(&ctx, lb, &mut models).await;
-            match read_back(&ctx, lb, expected.as_ref(), &mine).await {
+            match read_back(&ctx, lb, &expected, &mine).await {
                 Ok(()) => {
                     failures.remove(&name);
                 }
@@ -87,6 +86,13 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
     }
 }
 
+/// Whether a ticket places listeners or F5 Ingresses now (what BIG-IP is read back for).
+fn places(t: &Lbticket) -> bool {
+    let status = t.status.as_ref();
+    (as3::is_live(&t.spec, status) && !t.spec.listeners.is_empty())
+        || (cis_ingress::is_live(&t.spec, status) && !t.spec.ingresses.is_empty())
+}
+
 fn now() -> String {
     k8s_openapi::jiff::Timestamp::now().to_string()
 }
@@ -95,10 +101,10 @@ fn bigip_of(ticket: &Lbticket) -> Option<BigipStatus> {
     ticket.status.as_ref().and_then(|s| s.bigip.clone())
 }
 
-/// The tenant of `lb` as its cluster's CIS posts it now, by the model (none: CIS posts nothing
-/// of it, or the cluster or its CIS cannot be read).
-async fn expected(ctx: &Context, lb: &Loadbalancer, models: &mut Models) -> Option<Value> {
-    let client = ctx.clusters.member(&lb.spec.cluster)?;
+/// `lb`'s tenant and Ingress partition as its cluster's CIS posts them now, by the model (none:
+/// CIS posts nothing of it, or the cluster or its CIS cannot be read).
+async fn expected(ctx: &Context, lb: &Loadbalancer, models: &mut Models) -> [Option<Value>; 2] {
+    let Some(client) = ctx.clusters.member(&lb.spec.cluster) else { return [None, None] };
     let key = (lb.spec.cluster.clone(), lb.spec.cis.clone());
     let revision = crate::cis::posts::revision(&client).await.ok().flatten();
     let stale = revision.is_none() || models.get(&key).is_none_or(|(seen, _)| seen != &revision);
@@ -110,7 +116,9 @@ async fn expected(ctx: &Context, lb: &Loadbalancer, models: &mut Models) -> Opti
         };
         models.insert(key.clone(), (revision, posted));
     }
-    models.get(&key)?.1.as_ref()?.tenant(effective_partition(&lb.spec)).cloned()
+    let posted = models.get(&key).and_then(|(_, p)| p.as_ref());
+    let tenant = effective_partition(&lb.spec);
+    [tenant.to_string(), cis_ingress::partition(tenant)].map(|t| posted.and_then(|p| p.tenant(&t)).cloned())
 }
 
 /// How lbdesk reaches `lb`'s BIG-IP: its management address (or embedded mode's simulator),
@@ -133,38 +141,75 @@ async fn access(ctx: &Context, lb: &Loadbalancer) -> Result<Access, ReadError> {
     })
 }
 
-/// Reads `lb`'s BIG-IP and writes what it runs of each of `tickets` (its live listener
-/// tickets), judged against `expected`.
+/// Reads `lb`'s BIG-IP and writes what it runs of each of `tickets` (its live tickets'
+/// listeners and F5 Ingresses), judged against `expected` (its tenant and Ingress partition).
 async fn read_back(
     ctx: &Context,
     lb: &Loadbalancer,
-    expected: Option<&Value>,
+    expected: &[Option<Value>; 2],
     tickets: &[&Arc<Lbticket>],
 ) -> Result<(), ReadError> {
     let bigip = BigIp::new(&access(ctx, lb).await?).map_err(ReadError::Bad)?;
     let tenant = effective_partition(&lb.spec);
+    let ingress_tenant = cis_ingress::partition(tenant);
     let on_bigip = bigip.tenant(tenant).await?;
     let rejected = bigip.rejection(tenant).await?;
+    // NB: the Ingress partition is read only for a load balancer with F5 Ingresses.
+    let (ingresses_on, ingresses_rejected) = match tickets.iter().any(|t| t.spec.lbtype == LbType::Ingress) {
+        true => (bigip.tenant(&ingress_tenant).await?, bigip.rejection(&ingress_tenant).await?),
+        false => (None, None),
+    };
     let at = now();
     let (mut live_count, mut counts) = (0, BTreeMap::<MemberState, usize>::new());
     for ticket in tickets {
         let before = bigip_of(ticket).unwrap_or_default();
-        let mut listeners = Vec::new();
-        for judged in judge(&ticket.name_any(), &ticket.spec, tenant, expected, on_bigip.as_ref(), rejected.as_ref()) {
+        let veip = ticket.status.as_ref().and_then(|s| s.veip.as_deref()).unwrap_or_default();
+        let (judged, on, in_tenant) = match ticket.spec.lbtype {
+            LbType::Listener => (
+                judge(
+                    &ticket.name_any(),
+                    &ticket.spec,
+                    tenant,
+                    expected[0].as_ref(),
+                    on_bigip.as_ref(),
+                    rejected.as_ref(),
+                ),
+                &before.listeners,
+                tenant,
+            ),
+            LbType::Ingress => (
+                judge_ingresses(
+                    &ticket.spec,
+                    veip,
+                    &ingress_tenant,
+                    expected[1].as_ref(),
+                    ingresses_on.as_ref(),
+                    ingresses_rejected.as_ref(),
+                ),
+                &before.ingresses,
+                ingress_tenant.as_str(),
+            ),
+        };
+        let mut things = Vec::new();
+        for judged in judged {
             let (state, reason, differs) = judged.state.recorded();
             live_count += usize::from(state == OnBigip::Live);
             let mut members = Vec::new();
             for (app, pool) in &judged.pools {
-                for m in bigip.members(tenant, app, pool).await? {
+                for m in bigip.members(in_tenant, app, pool).await? {
                     *counts.entry(m.state).or_default() += 1;
                     members.push(PoolMember { pool: pool.clone(), address: m.address, port: m.port, state: m.state });
                 }
             }
-            let was = before.listeners.iter().find(|l| l.name == judged.listener && l.state == state);
+            let was = on.iter().find(|l| l.name == judged.listener && l.state == state);
             let since = was.map_or_else(|| at.clone(), |l| l.since.clone());
-            listeners.push(ListenerOnBigip { name: judged.listener, state, since, reason, differs, members });
+            things.push(ListenerOnBigip { name: judged.listener, state, since, reason, differs, members });
         }
-        write(ctx, ticket, Some(BigipStatus { listeners, ..Default::default() })).await;
+        let status = match ticket.spec.lbtype {
+            LbType::Listener => BigipStatus { listeners: things, ..Default::default() },
+            LbType::Ingress => BigipStatus { ingresses: things, ..Default::default() },
+        };
+        write(ctx, ticket, Some(status)).await;
     }
     let by_state = [
         ("up", MemberState::Up),
@@ -200,6 +245,7 @@ async fn write(ctx: &Context, ticket: &Lbticket, status: Option<BigipStatus>) {
             "unreachable": (!s.unreachable.is_empty()).then_some(&s.unreachable),
             "unreachableSince": (!s.unreachable_since.is_empty()).then_some(&s.unreachable_since),
             "listeners": s.listeners,
+            "ingresses": s.ingresses,
         })
     });
     let patch = json!({

@@ -394,3 +394,41 @@ async fn a_refusal_in_a_shared_tenant_tells_each_project_only_of_its_own_request
         ok(alice.form("listener/get", &[("ticket", "alices"), ("name", "web")]).await).await;
     assert!(page.body.contains("Rejected by BIG-IP") && !page.body.contains("bobsecret"), "{}", page.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_f5_ingress_turns_live_on_bigip_with_its_members() {
+    use app::domain::crd::{IngressRule, LbType, OnBigip, Phase};
+    use app::screens::ingresses::IngressForm;
+    use server::demo::loadbalancer::NAME;
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let alice = User::sign_in(&lbdesk, "alice").await;
+    let form = app::screens::tickets::TicketForm {
+        loadbalancer: NAME.into(),
+        lbtype: LbType::Ingress,
+        ..ticket_form("gate", "team-a", "")
+    };
+    ok::<String>(alice.json("ticket/save", json!({"form": form})).await).await;
+    wait_phase(&alice, "gate", Phase::Enabled).await;
+    let route =
+        IngressRule { host: Some("shop.example.com".into()), path: "/".into(), service: "api".into(), port: 8080 };
+    let shop = IngressForm { ticket: "gate".into(), name: "shop".into(), rules: vec![route], ..Default::default() };
+    ok::<String>(alice.json("ingress/save", json!({"form": shop})).await).await;
+    let tickets: kube::Api<Lbticket> = kube::Api::all(lbdesk.client("mgmt").await);
+    let shop_on_bigip = || async {
+        let status = tickets.get("gate").await.ok()?.status?.bigip?;
+        status.ingresses.first().cloned()
+    };
+    until("the F5 Ingress live on BIG-IP with its two members up", 30, || async {
+        shop_on_bigip().await.is_some_and(|i| {
+            i.state == OnBigip::Live && i.members.iter().filter(|m| m.state == MemberState::Up).count() == 2
+        })
+    })
+    .await;
+    let shop = shop_on_bigip().await.expect("read back");
+    assert_eq!(shop.name, "shop");
+    assert!(shop.members.iter().all(|m| m.pool.starts_with("ingress_team_a_shop_api_8080")), "{shop:?}");
+    // Its page says so.
+    let page: app::screens::ingresses::IngressDetail =
+        ok(alice.form("ingress/get", &[("ticket", "gate"), ("name", "shop")]).await).await;
+    assert!(page.body.contains("Live on BIG-IP") && page.body.contains("2 of 2 members up"), "{}", page.body);
+}

@@ -16,7 +16,7 @@ use super::members::ready_nodes;
 use super::{World, watched};
 
 /// `as3FormattedString` for Ingresses (as3Utils.go:383–398): `.`, `+` and `-` become `_`.
-fn formatted(name: &str) -> String {
+pub fn formatted(name: &str) -> String {
     name.replace(['.', '+', '-'], "_").replace("client_ssl", "cssl").replace("server_ssl", "sssl")
 }
 

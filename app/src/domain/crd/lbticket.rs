@@ -276,6 +276,9 @@ pub struct BigipStatus {
     pub unreachable_since: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listeners: Vec<ListenerOnBigip>,
+    /// The F5 Ingresses of an address of lbtype `ingress`, the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingresses: Vec<ListenerOnBigip>,
 }
 
 /// Where one listener stands on BIG-IP.
@@ -290,7 +293,7 @@ pub enum OnBigip {
     Rejected,
 }
 
-/// One listener on BIG-IP: its state since when, why, and its pools' members.
+/// One listener (or F5 Ingress) on BIG-IP: its state since when, why, and its pools' members.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListenerOnBigip {

@@ -44,10 +44,10 @@ mod body {
     use crate::components::address::Deployed;
     use crate::components::list::table;
 
-    /// The F5 Ingress's facts, routes, CIS annotations and what the member cluster holds, as
-    /// HTML. NB: static, so rendered by the server (escaped by Leptos's renderer, like every
+    /// The F5 Ingress's facts, routes, CIS annotations, what BIG-IP runs of it (`on_bigip`,
+    /// HTML) and what the member cluster holds, as HTML. NB: static, so rendered by the server (escaped by Leptos's renderer, like every
     /// page) and only placed by the browser: its code stays out of the bundle.
-    pub fn body_html(d: &IngressDetail) -> String {
+    pub fn body_html(d: &IngressDetail, on_bigip: String) -> String {
         let d = d.clone();
         let annotations = d.cis.annotations(d.ingress.tls_secret.is_some()).to_string();
         view! {
@@ -62,6 +62,7 @@ mod body {
         })}
         <h2>"CIS annotations"</h2>
         <CisAnnotations annotations />
+        <div inner_html=on_bigip></div>
         <Deployed deployed=d.deployed.clone() held="The Ingress's annotations, class and labels as the member cluster holds them:"
             missing="Not in the member cluster yet." />
         }

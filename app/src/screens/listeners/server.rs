@@ -81,7 +81,7 @@ pub async fn detail(ticket: &str, name: &str) -> Result<ListenerDetail, AppError
         }
         None => None,
     };
-    let on_bigip = bigip::html(OnBigipView::of(t.status.as_ref().and_then(|s| s.bigip.as_ref()), name));
+    let on_bigip = bigip::html(OnBigipView::of(t.status.as_ref().and_then(|s| s.bigip.as_ref()), name, false));
     let mut detail = ListenerDetail {
         address: address::summary(&t, world.cluster_of(&t)),
         listener: ListenerRow::of(listener, usage.rules_on(name)),

@@ -80,7 +80,7 @@ impl Ground {
     /// What BIG-IP runs of the listener, as its page's section (HTML).
     fn on_bigip(&self) -> String {
         let bigip = self.ticket.status.as_ref().and_then(|s| s.bigip.as_ref());
-        crate::components::bigip::html(OnBigipView::of(bigip, &self.listener.name))
+        crate::components::bigip::html(OnBigipView::of(bigip, &self.listener.name, false))
     }
 
     /// Per pool of the listener, what BIG-IP last reported of its members.
