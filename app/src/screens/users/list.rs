@@ -16,7 +16,13 @@ use crate::components::time::LocalTime;
 pub fn Users() -> impl IntoView {
     let end = ServerAction::<EndSessions>::new();
     let save = ServerAction::<SaveQuota>::new();
-    let accounts = Resource::new(move || (end.version().get(), save.version().get()), |_| list_users());
+    // NB: read again after each change that took, not after a refused save: the table would be
+    // drawn anew and the values being corrected lost.
+    let saved_version = Memo::new(move |last: Option<&usize>| match save.value().with(|v| matches!(v, Some(Ok(())))) {
+        true => save.version().get(),
+        false => last.copied().unwrap_or_default(),
+    });
+    let accounts = Resource::new(move || (end.version().get(), saved_version.get()), |_| list_users());
     let (ending, saving) = (action_error(end), action_error(save));
     let ended = move || end.value().with(|v| matches!(v, Some(Ok(()))));
     let saved = move || save.value().with(|v| matches!(v, Some(Ok(()))));
