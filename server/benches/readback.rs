@@ -7,6 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::{Context, ensure};
+
 use app::domain::as3::{self, TicketInput};
 use app::domain::bigip::{judge, members_of, rejection, tenant_of};
 use app::domain::cis::members::{Endpoint, fill, is_discovered};
@@ -30,11 +32,11 @@ fn spec(t: usize) -> LbticketSpec {
 }
 
 /// The tenant as CIS posts it: rendered, each pool filled with two endpoints.
-fn posted(specs: &[(String, LbticketSpec)]) -> Value {
+fn posted(specs: &[(String, LbticketSpec)]) -> anyhow::Result<Value> {
     let inputs: Vec<TicketInput> =
         specs.iter().map(|(name, spec)| TicketInput { name, spec, veip: "20.8.0.10" }).collect();
-    let rendered = as3::render("acp-region01", TENANT, &inputs, &[]).expect("renders");
-    let mut request: Value = serde_json::from_str(&rendered.template()).expect("JSON");
+    let rendered = as3::render("acp-region01", TENANT, &inputs, &[]).map_err(|f| anyhow::anyhow!("render: {f}"))?;
+    let mut request: Value = serde_json::from_str(&rendered.template())?;
     let endpoints: Vec<Endpoint> = ["10.2.0.5", "10.2.0.6"]
         .map(|address| Endpoint {
             address: address.into(),
@@ -44,7 +46,7 @@ fn posted(specs: &[(String, LbticketSpec)]) -> Value {
             admin_state: Some("enable"),
         })
         .into();
-    let tenant = request["declaration"][TENANT].as_object_mut().expect("the tenant");
+    let tenant = request["declaration"][TENANT].as_object_mut().context("no tenant rendered")?;
     for app in tenant.values_mut().filter_map(Value::as_object_mut) {
         for pool in app.values_mut().filter_map(Value::as_object_mut) {
             if pool.get("class").and_then(Value::as_str) == Some("Pool") && is_discovered(pool) {
@@ -52,11 +54,11 @@ fn posted(specs: &[(String, LbticketSpec)]) -> Value {
             }
         }
     }
-    request["declaration"][TENANT].clone()
+    Ok(request["declaration"][TENANT].clone())
 }
 
 /// A pool's member statistics as BIG-IP answers them.
-fn stats(pool: &str) -> Vec<u8> {
+fn stats(pool: &str) -> serde_json::Result<Vec<u8>> {
     let mut entries = serde_json::Map::new();
     for address in ["10.2.0.5", "10.2.0.6"] {
         let key = format!(
@@ -72,22 +74,19 @@ fn stats(pool: &str) -> Vec<u8> {
         );
     }
     serde_json::to_vec(&json!({"kind": "tm:ltm:pool:members:memberscollectionstats", "entries": entries}))
-        .expect("bytes")
 }
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let specs: Vec<(String, LbticketSpec)> = (0..TICKETS).map(|t| (format!("t{t}"), spec(t))).collect();
-    let expected = posted(&specs);
+    let expected = posted(&specs)?;
     let declaration =
-        serde_json::to_vec(&json!({"class": "ADC", "schemaVersion": "3.52.0", "id": "x", TENANT: expected}))
-            .expect("bytes");
+        serde_json::to_vec(&json!({"class": "ADC", "schemaVersion": "3.52.0", "id": "x", TENANT: expected}))?;
     let tasks =
-        serde_json::to_vec(&json!({"items": [{"results": [{"tenant": TENANT, "code": 200, "message": "success"}]}]}))
-            .expect("bytes");
+        serde_json::to_vec(&json!({"items": [{"results": [{"tenant": TENANT, "code": 200, "message": "success"}]}]}))?;
     let pools: Vec<Vec<u8>> = specs
         .iter()
         .flat_map(|(_, s)| s.listeners.iter().map(|l| stats(&format!("{}_8080_pool", l.services[0].service))))
-        .collect();
+        .collect::<Result<_, _>>()?;
     println!(
         "a tenant of {} listeners: declaration {} KiB, {} pools' statistics",
         TICKETS * LISTENERS,
@@ -99,10 +98,10 @@ fn main() {
     let mut live = 0;
     for _ in 0..CYCLES {
         let started = Instant::now();
-        let answer: Value = serde_json::from_slice(&declaration).expect("JSON");
-        let on_bigip = tenant_of(&answer, TENANT).expect("a tenant");
-        let tasks: Value = serde_json::from_slice(&tasks).expect("JSON");
-        let rejected = rejection(&tasks, TENANT).expect("tasks");
+        let answer: Value = serde_json::from_slice(&declaration)?;
+        let on_bigip = tenant_of(&answer, TENANT).map_err(anyhow::Error::msg)?;
+        let tasks: Value = serde_json::from_slice(&tasks)?;
+        let rejected = rejection(&tasks, TENANT).map_err(anyhow::Error::msg)?;
         let mut answers = pools.iter();
         let mut statuses = Vec::new();
         live = 0;
@@ -113,9 +112,9 @@ fn main() {
                 live += usize::from(state == app::domain::crd::OnBigip::Live);
                 let mut members = Vec::new();
                 for (_, pool) in &judged.pools {
-                    let bytes = answers.next().expect("a pool's statistics");
-                    let stats: Value = serde_json::from_slice(bytes).expect("JSON");
-                    for m in members_of(&stats).expect("members") {
+                    let bytes = answers.next().context("a pool's statistics")?;
+                    let stats: Value = serde_json::from_slice(bytes)?;
+                    for m in members_of(&stats).map_err(anyhow::Error::msg)? {
                         members.push(PoolMember {
                             pool: pool.clone(),
                             address: m.address,
@@ -138,7 +137,7 @@ fn main() {
         std::hint::black_box(&statuses);
         took.push(started.elapsed());
     }
-    assert_eq!(live, TICKETS * LISTENERS, "every listener judged live");
+    ensure!(live == TICKETS * LISTENERS, "{live} listeners judged live, not every one");
     took.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
@@ -147,4 +146,5 @@ fn main() {
         ms(took[CYCLES * 95 / 100]),
         ms(took[CYCLES - 1])
     );
+    Ok(())
 }

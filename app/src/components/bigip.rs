@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::components::list::table;
 use crate::domain::bigip::MemberState;
-use crate::domain::crd::{BigipStatus, OnBigip, PoolMember};
+use crate::domain::crd::{BigipStatus, Lbticket, OnBigip, PoolMember};
 
 /// One listener on BIG-IP as its page shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -105,8 +105,14 @@ fn shown(at: &str) -> String {
     }
 }
 
+/// The section saying what BIG-IP runs of the listener (or, with `ingress`, the F5 Ingress)
+/// `name` of `ticket`, as HTML.
+pub fn section(ticket: &Lbticket, name: &str, ingress: bool) -> String {
+    html(OnBigipView::of(ticket.status.as_ref().and_then(|s| s.bigip.as_ref()), name, ingress))
+}
+
 /// The section saying what BIG-IP runs of a listener, as HTML.
-pub fn html(view: OnBigipView) -> String {
+fn html(view: OnBigipView) -> String {
     view! { <OnBigipSection view /> }.to_html()
 }
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::domain::as3::names;
 use crate::domain::cis::ingress::{formatted, virtual_server_name};
-use crate::domain::crd::{BigipStatus, LbticketSpec, OnBigip};
+use crate::domain::crd::{BigipStatus, LbticketSpec, ListenerOnBigip, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,14 +124,8 @@ pub fn judge(
             let vs = names::virtual_server(ticket, listener.port);
             let want = objects_of(expected.unwrap_or(&none), &app, &vs);
             let have = objects_of(on_bigip.unwrap_or(&none), &app, &vs);
-            let state = if want.is_empty() {
-                // NB: CIS posts nothing of it yet (its ConfigMap unread, or unwritten).
-                State::Waiting { differs: vec![format!("{app}/{vs}: not posted by CIS yet")] }
-            } else {
-                let told = rejected.map(|r| r.told(tenant, want.keys()));
-                state(&want, &have, told.as_deref())
-            };
-            Judged { listener: listener.name.clone(), state, pools: pools_of(&have) }
+            let unposted = || format!("{app}/{vs}: not posted by CIS yet");
+            judged(&listener.name, &want, &have, tenant, rejected, unposted)
         })
         .collect()
 }
@@ -139,8 +133,7 @@ pub fn judge(
 /// A ticket's listeners on BIG-IP in short, for a list: "BIG-IP: 2 live, 1 rejected", and
 /// that BIG-IP is unreachable when it is.
 pub fn rollup(status: &BigipStatus) -> String {
-    let all = || status.listeners.iter().chain(&status.ingresses);
-    let count = |state: OnBigip| all().filter(|l| l.state == state).count();
+    let count = |state: OnBigip| things(status).filter(|(_, l)| l.state == state).count();
     let parts: Vec<String> =
         [(OnBigip::Live, "live"), (OnBigip::Waiting, "waiting for CIS"), (OnBigip::Rejected, "rejected")]
             .into_iter()
@@ -159,21 +152,27 @@ pub fn condition(status: &BigipStatus) -> (bool, &'static str, String) {
     if !status.unreachable.is_empty() {
         return (false, "Unreachable", format!("BIG-IP could not be read: {}", status.unreachable));
     }
-    let first = |state: OnBigip| status.listeners.iter().find(|l| l.state == state);
-    if let Some(l) = first(OnBigip::Rejected) {
+    let first = |state: OnBigip| things(status).find(|(_, l)| l.state == state);
+    if let Some((what, l)) = first(OnBigip::Rejected) {
         return (
             false,
             "Rejected",
-            format!("listener {}: BIG-IP refused its tenant's declaration: {}", l.name, l.reason),
+            format!("{what} {}: BIG-IP refused its tenant's declaration: {}", l.name, l.reason),
         );
     }
-    if let Some(l) = first(OnBigip::Waiting) {
-        return (false, "WaitingForCis", format!("listener {}: not on BIG-IP as expected yet", l.name));
+    if let Some((what, l)) = first(OnBigip::Waiting) {
+        return (false, "WaitingForCis", format!("{what} {}: not on BIG-IP as expected yet", l.name));
     }
-    if status.listeners.is_empty() {
-        return (false, "WaitingForCis", "no listener read back yet".into());
+    if things(status).next().is_none() {
+        return (false, "WaitingForCis", "nothing read back yet".into());
     }
     (true, "Live", String::new())
+}
+
+/// The listeners and F5 Ingresses of a status, each with what it is.
+fn things(status: &BigipStatus) -> impl Iterator<Item = (&'static str, &ListenerOnBigip)> {
+    let listeners = status.listeners.iter().map(|l| ("listener", l));
+    listeners.chain(status.ingresses.iter().map(|l| ("F5 Ingress", l)))
 }
 
 /// Judges each F5 Ingress of the address request `spec` (its VE address `veip`) in its Ingress
@@ -200,15 +199,31 @@ pub fn judge_ingresses(
                 .collect();
             let want = ingress_objects(expected, &servers, &pools);
             let have = ingress_objects(on_bigip, &servers, &pools);
-            let state = if want.is_empty() {
-                State::Waiting { differs: vec![format!("F5 Ingress {}: not posted by CIS yet", f5.name)] }
-            } else {
-                let told = rejected.map(|r| r.told(tenant, want.keys()));
-                state(&want, &have, told.as_deref())
-            };
-            Judged { listener: f5.name.clone(), state, pools: pools_of(&have) }
+            judged(&f5.name, &want, &have, tenant, rejected, || {
+                format!("F5 Ingress {}: not posted by CIS yet", f5.name)
+            })
         })
         .collect()
+}
+
+/// One thing (`name`) judged by its objects as expected (`want`) and on BIG-IP (`have`) in
+/// `tenant`; `unposted` says what waits when CIS posts nothing of it yet (its ConfigMap or
+/// Ingress unread, or unwritten).
+fn judged(
+    name: &str,
+    want: &BTreeMap<String, Value>,
+    have: &BTreeMap<String, Value>,
+    tenant: &str,
+    rejected: Option<&Rejection>,
+    unposted: impl FnOnce() -> String,
+) -> Judged {
+    let state = if want.is_empty() {
+        State::Waiting { differs: vec![unposted()] }
+    } else {
+        let told = rejected.map(|r| r.told(tenant, want.keys()));
+        state(want, have, told.as_deref())
+    };
+    Judged { listener: name.to_string(), state, pools: pools_of(have) }
 }
 
 /// The objects of an F5 Ingress in an Ingress partition's `tenant`: the virtual `servers`, the

@@ -295,6 +295,18 @@ fn the_condition_says_live_only_when_every_listener_is() {
             "Rejected",
         ),
         ("unreachable first", status(vec![listener("web", OnBigip::Rejected)], "timed out"), false, "Unreachable"),
+        (
+            "F5 Ingresses live",
+            BigipStatus { ingresses: vec![listener("shop", OnBigip::Live)], ..Default::default() },
+            true,
+            "Live",
+        ),
+        (
+            "an F5 Ingress rejected",
+            BigipStatus { ingresses: vec![listener("shop", OnBigip::Rejected)], ..Default::default() },
+            false,
+            "Rejected",
+        ),
     ];
     for (what, s, live, reason) in rows {
         let (ok, why, message) = condition(&s);

@@ -426,6 +426,12 @@ async fn an_f5_ingress_turns_live_on_bigip_with_its_members() {
     .await;
     let shop = shop_on_bigip().await.expect("read back");
     assert_eq!(shop.name, "shop");
+    until("kubectl's condition says live", 10, || async {
+        let Some(status) = tickets.get("gate").await.ok().and_then(|t| t.status) else { return false };
+        let live = status.conditions.iter().find(|c| c.type_ == app::domain::crd::CONDITION_LIVE_ON_BIGIP);
+        live.is_some_and(|c| c.status == "True" && c.reason == "Live")
+    })
+    .await;
     assert!(shop.members.iter().all(|m| m.pool.starts_with("ingress_team_a_shop_api_8080")), "{shop:?}");
     // Its page says so.
     let page: app::screens::ingresses::IngressDetail =

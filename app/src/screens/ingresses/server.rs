@@ -7,7 +7,6 @@ use kube::Api;
 use serde_json::json;
 
 use super::{AddressIngresses, Cis, IngressChoices, IngressDetail, IngressForm};
-use crate::components::bigip::OnBigipView;
 use crate::components::list::Page;
 use crate::domain::access::Verb;
 use crate::domain::cis_ingress;
@@ -88,8 +87,7 @@ pub async fn detail(ticket: &str, name: &str) -> Result<IngressDetail, AppError>
         cis,
         body: String::new(),
     };
-    let on_bigip = OnBigipView::of(t.status.as_ref().and_then(|s| s.bigip.as_ref()), name, true);
-    detail.body = super::detail::body_html(&detail, crate::components::bigip::html(on_bigip));
+    detail.body = super::detail::body_html(&detail, crate::components::bigip::section(&t, name, true));
     Ok(detail)
 }
 

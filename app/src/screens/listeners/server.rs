@@ -6,7 +6,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm, ListenerRow};
-use crate::components::bigip::{self, OnBigipView};
+use crate::components::bigip;
 use crate::components::list::Page;
 use crate::components::preview::Preview;
 use crate::domain::access::Verb;
@@ -81,7 +81,7 @@ pub async fn detail(ticket: &str, name: &str) -> Result<ListenerDetail, AppError
         }
         None => None,
     };
-    let on_bigip = bigip::html(OnBigipView::of(t.status.as_ref().and_then(|s| s.bigip.as_ref()), name, false));
+    let on_bigip = bigip::section(&t, name, false);
     let mut detail = ListenerDetail {
         address: address::summary(&t, world.cluster_of(&t)),
         listener: ListenerRow::of(listener, usage.rules_on(name)),

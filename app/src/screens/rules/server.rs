@@ -7,7 +7,7 @@ use kube::{Api, ResourceExt};
 
 use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, ShiftStep, form_field, summary};
 use crate::components::address::{AddressSummary, split_label};
-use crate::components::bigip::{OnBigipView, pool_health};
+use crate::components::bigip::pool_health;
 use crate::domain::access::Verb;
 use crate::domain::as3::names;
 use crate::domain::as3::placement::Placement;
@@ -79,8 +79,7 @@ impl Ground {
 
     /// What BIG-IP runs of the listener, as its page's section (HTML).
     fn on_bigip(&self) -> String {
-        let bigip = self.ticket.status.as_ref().and_then(|s| s.bigip.as_ref());
-        crate::components::bigip::html(OnBigipView::of(bigip, &self.listener.name, false))
+        crate::components::bigip::section(&self.ticket, &self.listener.name, false)
     }
 
     /// Per pool of the listener, what BIG-IP last reported of its members.
