@@ -49,6 +49,11 @@ test('a listener turns live on BIG-IP with its members; a member down and a refu
     await bigip({ membersDown: [first] });
     await expect(page.getByTestId('members-up')).toHaveText('1 of 2 members up', { timeout: 15_000 });
     await expect(page.locator('tr', { hasText: first }).getByText('Down')).toBeVisible();
+    // Read again on request, not at the next period: the page comes back read anew.
+    await bigip({ membersDisabled: [first] });
+    await page.getByRole('button', { name: 'Read BIG-IP now' }).click();
+    await expect(page.getByTestId('bigip-read')).toContainText('Last read on request at', { timeout: 25_000 });
+    await expect(page.locator('tr', { hasText: first }).getByText('Disabled')).toBeVisible();
     // The listener's rules page says the same, and the request tester where a request goes.
     await page.goto('/rules/b-live/web');
     await hydrated(page);

@@ -8,8 +8,13 @@
 use leptos::prelude::*;
 
 use crate::components::list::table;
-use crate::domain::bigip::MemberState;
-use crate::domain::crd::{BigipStatus, Lbticket, OnBigip, PoolMember};
+use crate::domain::bigip::{self, MemberState};
+use crate::domain::crd::{ANNOTATION_READ_BIGIP, BigipStatus, Lbticket, OnBigip, PoolMember};
+use crate::error::AppError;
+
+/// How long asking for a read waits for BIG-IP's answer (a read of an unreachable BIG-IP takes
+/// up to its timeout).
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// One listener on BIG-IP as its page shows it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,6 +32,12 @@ pub struct OnBigipView {
     pub members: Vec<(String, String, u16, String, String)>,
     /// Why BIG-IP could not be read at the last attempt, and since when (empty: it could).
     pub unreachable: (String, String),
+    /// The request whose BIG-IP a reader may ask to be read now (empty: nothing of it is on
+    /// BIG-IP to read).
+    pub ticket: String,
+    /// When a read was last asked and not answered yet; when the last one asked was answered.
+    pub asked: String,
+    pub answered: String,
 }
 
 impl OnBigipView {
@@ -108,7 +119,70 @@ fn shown(at: &str) -> String {
 /// The section saying what BIG-IP runs of the listener (or, with `ingress`, the F5 Ingress)
 /// `name` of `ticket`, as HTML.
 pub fn section(ticket: &Lbticket, name: &str, ingress: bool) -> String {
-    html(OnBigipView::of(ticket.status.as_ref().and_then(|s| s.bigip.as_ref()), name, ingress))
+    let status = ticket.status.as_ref().and_then(|s| s.bigip.as_ref());
+    let mut view = OnBigipView::of(status, name, ingress);
+    if bigip::placed(ticket) {
+        view.ticket = kube::ResourceExt::name_any(ticket);
+        view.asked = bigip::read_asked(ticket).unwrap_or_default().to_string();
+        view.answered = status.map(|s| s.answered.clone()).unwrap_or_default();
+    }
+    html(view)
+}
+
+/// Asks lbdesk's BIG-IP reader to read the request `ticket`'s BIG-IP now (by its
+/// `ebcpaas.io/read-bigip` annotation, which every replica's reader sees) and waits for the
+/// answer. A plain form posts it: the browser is sent back to the page, which then shows it.
+#[server(prefix = "/api", endpoint = "bigip/read")]
+pub async fn read_bigip_now(ticket: String) -> Result<(), AppError> {
+    crate::ssr::reply(read_now(&ticket).await)
+}
+
+async fn read_now(name: &str) -> Result<(), AppError> {
+    use crate::domain::access::Verb;
+    use crate::ssr::{address, guard::caller, retrying};
+    use kube::api::{Api, Patch, PatchParams};
+    address::check_names(name, "")?;
+    let caller = caller().await?;
+    let asked = k8s_openapi::jiff::Timestamp::now().to_string();
+    let api: Api<Lbticket> = Api::all(crate::ssr::mgmt()?);
+    let written = retrying(|| async {
+        // NB: only a reader of the request may ask; the ask is read afresh on each attempt.
+        let t = address::ticket(&caller, Verb::Read, name).await?;
+        if !bigip::placed(&t) {
+            return Err(AppError::Refused(
+                "Nothing of this address is on BIG-IP to read: it places no listener or F5 Ingress now.".into(),
+            ));
+        }
+        let patch = serde_json::json!({"metadata": {
+            "resourceVersion": t.metadata.resource_version,
+            "annotations": {ANNOTATION_READ_BIGIP: asked},
+        }});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| crate::ssr::kube_error("address request", e))
+    })
+    .await?;
+    let caches = crate::ssr::state()?.caches;
+    // NB: until the cache holds the ask, it holds the last one, maybe answered already.
+    caches.seen(&written).await;
+    let deadline = tokio::time::Instant::now() + ANSWER_WITHIN;
+    while tokio::time::Instant::now() < deadline {
+        let t = caches.get::<Lbticket>(name).await.ok().flatten();
+        let answered = t.as_ref().and_then(|t| t.status.as_ref()?.bigip.as_ref().map(|b| b.answered.clone()));
+        // NB: a later ask (another reader's) answered answers this one too.
+        let later = t.as_ref().and_then(|t| t.metadata.annotations.as_ref()?.get(ANNOTATION_READ_BIGIP).cloned());
+        if answered.as_deref() == Some(asked.as_str())
+            || (later.as_deref() != Some(asked.as_str())
+                && t.as_deref().is_some_and(|t| bigip::read_asked(t).is_none()))
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    Err(AppError::Refused(format!(
+        "BIG-IP was not read within {} s; the page says so until it is.",
+        ANSWER_WITHIN.as_secs()
+    )))
 }
 
 /// The section saying what BIG-IP runs of a listener, as HTML.
@@ -119,7 +193,18 @@ fn html(view: OnBigipView) -> String {
 /// The section of a listener's (or F5 Ingress's) page saying what BIG-IP runs of it.
 #[component]
 fn OnBigipSection(view: OnBigipView) -> impl IntoView {
-    let OnBigipView { badge: (class, words), since, reason, differs, members_up, members, unreachable } = view;
+    let OnBigipView {
+        badge: (class, words),
+        since,
+        reason,
+        differs,
+        members_up,
+        members,
+        unreachable,
+        ticket,
+        asked,
+        answered,
+    } = view;
     let since = (!since.is_empty()).then(|| format!(" since {}", shown(&since)));
     let unreachable = (!unreachable.0.is_empty()).then(|| {
         view! {
@@ -142,9 +227,25 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
             view! { <tr><td>{pool}</td><td>{address}</td><td>{port}</td><td><span class=class>{word}</span></td></tr> }
         })
     });
+    // NB: a plain form, no browser code: the answer comes back as the page, read anew.
+    let read_now = (!ticket.is_empty()).then(|| {
+        let said = match (asked.is_empty(), answered.is_empty()) {
+            (false, _) => format!("A read asked at {} is not answered yet.", shown(&asked)),
+            (true, false) => format!("Last read on request at {}.", shown(&answered)),
+            (true, true) => "Read again every polling period.".to_string(),
+        };
+        view! {
+            <form method="post" action="/api/bigip/read" class="toolbar">
+                <input type="hidden" name="ticket" value=ticket />
+                <button type="submit" class="btn">"Read BIG-IP now"</button>
+                " "<span class="muted" data-testid="bigip-read">{said}</span>
+            </form>
+        }
+    });
     view! {
         <h2>"On BIG-IP"</h2>
         <p><span class=class data-testid="on-bigip">{words}</span>{since}</p>
+        {read_now}
         {unreachable}
         {why}
         <p class="muted" data-testid="members-up">{members_up}</p>
@@ -177,6 +278,7 @@ mod tests {
                 members: vec![member("10.2.0.5", MemberState::Up), member("10.2.0.6", MemberState::Down)],
             }],
             ingresses: vec![],
+            answered: String::new(),
         };
         let shown = html(OnBigipView::of(Some(&status), "web", false));
         for said in [
@@ -197,5 +299,26 @@ mod tests {
         let other = html(OnBigipView::of(Some(&status), "api", false));
         assert!(html(OnBigipView::of(Some(&status), "web", true)).contains("Not read back yet"), "not an F5 Ingress");
         assert!(other.contains("Not read back yet") && !other.contains("10.2.0.5"), "{other}");
+    }
+
+    #[test]
+    fn a_reader_may_ask_for_a_read_and_sees_whether_it_was_answered() {
+        let at = |asked: &str, answered: &str| {
+            let view = OnBigipView {
+                ticket: "shop".into(),
+                asked: asked.into(),
+                answered: answered.into(),
+                ..OnBigipView::of(None, "web", false)
+            };
+            html(view)
+        };
+        let asked = at("2026-11-25T10:00:00Z", "");
+        assert!(asked.contains(r#"action="/api/bigip/read""#) && asked.contains(r#"value="shop""#), "{asked}");
+        assert!(asked.contains("A read asked at 2026-11-25 10:00:00 UTC is not answered yet."), "{asked}");
+        let answered = at("", "2026-11-25T10:00:01Z");
+        assert!(answered.contains("Last read on request at 2026-11-25 10:00:01 UTC."), "{answered}");
+        assert!(at("", "").contains("Read again every polling period."));
+        let nothing = html(OnBigipView::of(None, "web", false));
+        assert!(!nothing.contains("Read BIG-IP now"), "nothing placed, nothing to read: {nothing}");
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::domain::as3::names;
 use crate::domain::cis::ingress::{formatted, virtual_server_name};
-use crate::domain::crd::{BigipStatus, LbticketSpec, ListenerOnBigip, OnBigip};
+use crate::domain::crd::{ANNOTATION_READ_BIGIP, BigipStatus, Lbticket, LbticketSpec, ListenerOnBigip, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +128,21 @@ pub fn judge(
             judged(&listener.name, &want, &have, tenant, rejected, unposted)
         })
         .collect()
+}
+
+/// Whether BIG-IP is read back for a ticket now: it places listeners or F5 Ingresses.
+pub fn placed(t: &Lbticket) -> bool {
+    let status = t.status.as_ref();
+    (crate::domain::as3::is_live(&t.spec, status) && !t.spec.listeners.is_empty())
+        || (crate::domain::cis_ingress::is_live(&t.spec, status) && !t.spec.ingresses.is_empty())
+}
+
+/// The read of BIG-IP asked for a ticket (its `ebcpaas.io/read-bigip` annotation) that no read
+/// has answered yet.
+pub fn read_asked(t: &Lbticket) -> Option<&str> {
+    let asked = t.metadata.annotations.as_ref()?.get(ANNOTATION_READ_BIGIP)?;
+    let answered = t.status.as_ref().and_then(|s| s.bigip.as_ref()).map(|b| b.answered.as_str());
+    (answered != Some(asked.as_str())).then_some(asked.as_str())
 }
 
 /// A ticket's listeners on BIG-IP in short, for a list: "BIG-IP: 2 live, 1 rejected", and

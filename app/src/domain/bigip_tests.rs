@@ -358,3 +358,43 @@ fn each_f5_ingress_is_judged_by_its_servers_policy_and_own_pools() {
     let nothing = judge_ingresses(&spec, "20.9.0.5", "shared_ingress", None, None, None);
     assert!(matches!(&nothing[0].state, State::Waiting { differs } if differs[0].contains("not posted by CIS yet")));
 }
+
+#[test]
+fn a_read_is_asked_until_a_read_answers_the_annotations_value() {
+    use crate::domain::crd::{Lbticket, LbticketStatus, Listener, Phase, Protocol};
+    let listener = Listener {
+        name: "web".into(),
+        port: 80,
+        protocol: Protocol::Http,
+        session: Default::default(),
+        services: vec![],
+    };
+    let spec = LbticketSpec { namespace: "team-a".into(), listeners: vec![listener], ..Default::default() };
+    let status = |phase, answered: &str| LbticketStatus {
+        phase,
+        veip: Some("20.9.0.5".into()),
+        bigip: Some(BigipStatus { answered: answered.into(), ..Default::default() }),
+        ..Default::default()
+    };
+    let ticket = |asked: Option<&str>, status: LbticketStatus| {
+        let mut t = Lbticket::new("shop", spec.clone());
+        t.metadata.annotations = asked.map(|a| [(ANNOTATION_READ_BIGIP.to_string(), a.to_string())].into());
+        t.status = Some(status);
+        t
+    };
+    let cases = [
+        ("never asked", ticket(None, status(Phase::Enabled, "")), None),
+        ("asked, not answered", ticket(Some("t1"), status(Phase::Enabled, "")), Some("t1")),
+        ("asked and answered", ticket(Some("t1"), status(Phase::Enabled, "t1")), None),
+        ("asked again", ticket(Some("t2"), status(Phase::Enabled, "t1")), Some("t2")),
+    ];
+    for (what, t, asked) in &cases {
+        assert_eq!(read_asked(t), *asked, "{what}");
+        assert!(placed(t), "{what}: an enabled address with a listener is read back");
+    }
+    let mut idle = ticket(None, status(Phase::Disabled, ""));
+    assert!(!placed(&idle), "a disabled address places nothing");
+    idle.status = Some(status(Phase::Enabled, ""));
+    idle.spec.listeners.clear();
+    assert!(!placed(&idle), "an address without listeners places nothing");
+}

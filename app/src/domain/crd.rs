@@ -22,9 +22,9 @@ pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
 pub use lbquota::{Lbquota, LbquotaSpec};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 pub use lbticket::{
-    BigipStatus, CONDITION_LIVE_ON_BIGIP, DesiredState, DriverState, F5Ingress, HistoryEntry, IngressRule, LbType,
-    Lbticket, LbticketSpec, LbticketStatus, Listener, ListenerOnBigip, OnBigip, Phase, PolicyStatus, PoolMember,
-    Protocol, ServiceRef, Session, project_of,
+    ANNOTATION_READ_BIGIP, BigipStatus, CONDITION_LIVE_ON_BIGIP, DesiredState, DriverState, F5Ingress, HistoryEntry,
+    IngressRule, LbType, Lbticket, LbticketSpec, LbticketStatus, Listener, ListenerOnBigip, OnBigip, Phase,
+    PolicyStatus, PoolMember, Protocol, ServiceRef, Session, project_of,
 };
 pub use reachability::{CONDITION_CIS_READY, CONDITION_REACHABLE};
 

@@ -1,16 +1,16 @@
 //! Reads back what BIG-IP runs of every listener and F5 Ingress. Per load balancer (one AS3
-//! tenant, and its Ingress partition, of one BIG-IP), every `bigip_every`: what its cluster's
-//! CIS posts by the model (`cis::posts`, read again only when the cluster changed), BIG-IP's
-//! tenant and the result of its last declaration, and the members of the pools BIG-IP holds of
-//! each. Each live ticket's `status.bigip` is written when what it says changes. A BIG-IP that cannot be read
-//! marks only its own tickets, and is tried again after a growing wait. Towards BIG-IP lbdesk
-//! only reads.
+//! tenant, and its Ingress partition, of one BIG-IP), every `bigip_every` and at once when a
+//! read is asked for one of its tickets (`ebcpaas.io/read-bigip`): what its cluster's CIS posts
+//! by the model (`cis::posts`, read again only when the cluster changed), BIG-IP's tenant and
+//! the result of its last declaration, and the members of the pools BIG-IP holds of each. Each
+//! live ticket's `status.bigip` is written when what it says changes. A BIG-IP that cannot be
+//! read marks only its own tickets, and is tried again after a growing wait. Towards BIG-IP
+//! lbdesk only reads.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use app::domain::as3;
 use app::domain::bigip::{self, MemberState, judge, judge_ingresses};
 use app::domain::cis::post::Posted;
 use app::domain::cis_ingress;
@@ -36,11 +36,17 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// What the CIS model said a cluster's CIS posts, at which revision of the cluster.
 type Models = HashMap<(String, CisSpec), (Option<String>, Option<Posted>)>;
 
-/// Reads every load balancer's BIG-IP back until `shutdown`.
+/// How often the reader looks for a read asked from a page (or with kubectl).
+const ASKED_EVERY: Duration = Duration::from_secs(1);
+
+/// Reads every load balancer's BIG-IP back until `shutdown`: each every `bigip_every` (an
+/// unreachable one after a growing wait), and at once when a read is asked for one of its
+/// tickets.
 pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
-    let mut every = tokio::time::interval(ctx.config.bigip_every);
+    let mut every = tokio::time::interval(ctx.config.bigip_every.min(ASKED_EVERY));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut failures: HashMap<String, (u32, Instant)> = HashMap::new();
+    // Per load balancer: the failed reads in a row, and when it is read next.
+    let mut due: HashMap<String, (u32, Instant)> = HashMap::new();
     let mut models = Models::new();
     loop {
         tokio::select! {
@@ -52,25 +58,26 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
         for lb in caches.loadbalancers.state().iter().filter(|lb| live(&***lb)) {
             let name = lb.name_any();
             let (mine, idle): (Vec<&Arc<Lbticket>>, Vec<&Arc<Lbticket>>) =
-                tickets.iter().filter(|t| t.spec.loadbalancer == name && live(&***t)).partition(|t| places(t));
+                tickets.iter().filter(|t| t.spec.loadbalancer == name && live(&***t)).partition(|t| bigip::placed(t));
             // NB: what an address not in service said of BIG-IP is no longer true.
             for ticket in idle.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.bigip.is_some())) {
                 write(&ctx, ticket, None).await;
             }
-            let waiting = failures.get(&name).is_some_and(|(_, next)| Instant::now() < *next);
-            if mine.is_empty() || waiting {
+            let asked = mine.iter().any(|t| bigip::read_asked(t).is_some());
+            let later = due.get(&name).is_some_and(|(_, next)| Instant::now() < *next);
+            if mine.is_empty() || (later && !asked) {
                 continue;
             }
             let expected = expected(&ctx, lb, &mut models).await;
             match read_back(&ctx, lb, &expected, &mine).await {
                 Ok(()) => {
-                    failures.remove(&name);
+                    due.insert(name, (0, Instant::now() + ctx.config.bigip_every));
                 }
                 Err(e) => {
                     tracing::info!(loadbalancer = %name, reason = %e, "BIG-IP not read back");
                     ctx.metrics.bigip_unread(&name);
-                    let failed = failures.get(&name).map_or(1, |(n, _)| n + 1);
-                    failures.insert(name, (failed, Instant::now() + backoff::delay(failed, MOST_WAIT)));
+                    let failed = due.get(&name).map_or(1, |(n, _)| n + 1);
+                    due.insert(name, (failed, Instant::now() + backoff::delay(failed, MOST_WAIT)));
                     let at = now();
                     for ticket in &mine {
                         let mut status = bigip_of(ticket).unwrap_or_default();
@@ -78,6 +85,7 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
                             status.unreachable_since = at.clone();
                         }
                         status.unreachable = e.to_string();
+                        status.answered = answered(ticket, &status);
                         write(&ctx, ticket, Some(status)).await;
                     }
                 }
@@ -86,11 +94,10 @@ pub(super) async fn run(ctx: Arc<Context>, shutdown: Shutdown) {
     }
 }
 
-/// Whether a ticket places listeners or F5 Ingresses now (what BIG-IP is read back for).
-fn places(t: &Lbticket) -> bool {
-    let status = t.status.as_ref();
-    (as3::is_live(&t.spec, status) && !t.spec.listeners.is_empty())
-        || (cis_ingress::is_live(&t.spec, status) && !t.spec.ingresses.is_empty())
+/// What `status.bigip.answered` says once the ticket's BIG-IP was read (or tried): the read
+/// asked of it, if any, is answered.
+fn answered(ticket: &Lbticket, before: &BigipStatus) -> String {
+    bigip::read_asked(ticket).map_or_else(|| before.answered.clone(), str::to_string)
 }
 
 fn now() -> String {
@@ -205,9 +212,10 @@ async fn read_back(
             let since = was.map_or_else(|| at.clone(), |l| l.since.clone());
             things.push(ListenerOnBigip { name: judged.listener, state, since, reason, differs, members });
         }
+        let answered = answered(ticket, &before);
         let status = match ticket.spec.lbtype {
-            LbType::Listener => BigipStatus { listeners: things, ..Default::default() },
-            LbType::Ingress => BigipStatus { ingresses: things, ..Default::default() },
+            LbType::Listener => BigipStatus { listeners: things, answered, ..Default::default() },
+            LbType::Ingress => BigipStatus { ingresses: things, answered, ..Default::default() },
         };
         write(ctx, ticket, Some(status)).await;
     }
@@ -246,6 +254,7 @@ async fn write(ctx: &Context, ticket: &Lbticket, status: Option<BigipStatus>) {
             "unreachableSince": (!s.unreachable_since.is_empty()).then_some(&s.unreachable_since),
             "listeners": s.listeners,
             "ingresses": s.ingresses,
+            "answered": (!s.answered.is_empty()).then_some(&s.answered),
         })
     });
     let patch = json!({

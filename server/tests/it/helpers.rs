@@ -170,6 +170,8 @@ pub struct Options {
     pub webhook: server::config::WebhookArgs,
     /// The directory configuration file (`--directory`).
     pub directory: Option<PathBuf>,
+    /// How often BIG-IP is read back (`--bigip-poll-seconds`).
+    pub bigip_poll_seconds: u64,
 }
 
 impl Default for Options {
@@ -186,6 +188,7 @@ impl Default for Options {
             site_root: PathBuf::from("target/site"),
             webhook: Default::default(),
             directory: None,
+            bigip_poll_seconds: 2,
         }
     }
 }
@@ -225,7 +228,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver_timeout: options.driver_timeout,
         ensure_interval: options.ensure_interval,
         retry_max_delay: options.retry_max_delay,
-        bigip_poll_seconds: 2,
+        bigip_poll_seconds: options.bigip_poll_seconds,
         ingress_class: app::domain::cis_ingress::DEFAULT_CLASS.into(),
         no_reconciler: !options.reconciler,
         leader_elect: false,

@@ -4,6 +4,7 @@ mod accounts;
 mod api_input;
 mod audit;
 mod bigip;
+mod bigip_asked;
 mod boundary;
 mod cis;
 mod conformance;

@@ -15,7 +15,7 @@ use crate::helpers::{Backend, Lbdesk, lb_form, signed_in, spawn_lbdesk, until};
 /// A signed-in browser session.
 pub struct User {
     pub client: reqwest::Client,
-    url: String,
+    pub url: String,
 }
 
 impl User {

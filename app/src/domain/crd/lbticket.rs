@@ -264,6 +264,11 @@ pub struct LbticketStatus {
 /// The condition saying whether every listener of a ticket is live on BIG-IP.
 pub const CONDITION_LIVE_ON_BIGIP: &str = "LiveOnBigip";
 
+/// The annotation asking lbdesk to read the ticket's BIG-IP now, not at its next period: any
+/// new value (a page writes the time it was asked); `status.bigip.answered` takes that value
+/// once a read has answered it.
+pub const ANNOTATION_READ_BIGIP: &str = "ebcpaas.io/read-bigip";
+
 /// What BIG-IP runs of a ticket's listeners, as lbdesk last read it back.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -279,6 +284,9 @@ pub struct BigipStatus {
     /// The F5 Ingresses of an address of lbtype `ingress`, the same way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ingresses: Vec<ListenerOnBigip>,
+    /// The last value of the annotation `ebcpaas.io/read-bigip` that a read of BIG-IP answered.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub answered: String,
 }
 
 /// Where one listener stands on BIG-IP.

@@ -233,6 +233,14 @@ pub(crate) const TABLE: &[Case] = &[
         form_encoded: false,
     },
     Case {
+        path: "/api/bigip/read",
+        access: Access::Project,
+        args: || json!({"ticket": SECRET_TICKET}),
+        fields: &[("ticket", Ty::Bounded, "ticket")],
+        // NB: the "Read BIG-IP now" button is a plain form.
+        form_encoded: true,
+    },
+    Case {
         path: "/api/listener/choices",
         access: Access::Project,
         args: || json!({"ticket": SECRET_TICKET, "name": ""}),
