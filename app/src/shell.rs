@@ -1,7 +1,7 @@
 //! The HTML document, the router, and the signed-in layout around every screen.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Redirect, Route, Router, Routes};
 use leptos_router::{Lazy, path};
 
@@ -9,8 +9,10 @@ use crate::components::layout::Layout;
 use crate::pages::{login::LoginRoute, not_found::NotFound};
 use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets, users};
 
-/// The whole HTML document, rendered on the server.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+/// The whole HTML document, rendered on the server; its scripts, styles and chunks come from
+/// `{bundle}/pkg/` (`bundle`: the versioned path the server gives the built bundle, or empty).
+pub fn shell(options: LeptosOptions, bundle: String) -> impl IntoView {
+    let stylesheet = format!("{bundle}/pkg/lbdesk.css");
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -19,7 +21,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <meta name=crate::auth::SIGN_IN_NOTES content=crate::auth::sign_in_notes().join("\n") />
-                <HydrationScripts options />
+                <link rel="stylesheet" href=stylesheet />
+                <HydrationScripts options root=bundle />
                 <MetaTags />
             </head>
             <body>
@@ -34,7 +37,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="lbdesk" href="/pkg/lbdesk.css" />
         <Title formatter=|page: String| if page.is_empty() { "lbdesk".to_string() } else { format!("{page} · lbdesk") } />
         <Router>
             <Routes fallback=|| view! { <NotFound /> }>

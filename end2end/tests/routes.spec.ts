@@ -34,7 +34,7 @@ test('every screen opened by its URL hydrates: its controls respond', async ({ p
     await hydrated(page);
     await showsScreen(page, screen);
     // The server's HTML preloads the screen's own chunk (from the split manifest).
-    await expect(page.locator('head link[rel="preload"][href^="/pkg/split_"]')).toHaveCount(1);
+    await expect(page.locator('head link[rel="preload"][href^="/bundle/"][href*="/pkg/split_"]')).toHaveCount(1);
     // A hydrated page routes in the browser: the next screen opens without a reload.
     const next = screens[(i + 1) % screens.length];
     await markDocument(page);

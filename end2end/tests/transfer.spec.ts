@@ -36,12 +36,13 @@ async function firstLoad(browser: Browser, cookies: Cookie[], path: string) {
   const fresh = await browser.newContext();
   await fresh.addCookies(cookies);
   const measured = await fresh.newPage();
-  const wasm: { url: string; encoding: string; bytes: Promise<number> }[] = [];
+  const wasm: { url: string; encoding: string; cache: string; bytes: Promise<number> }[] = [];
   measured.on('response', (response) => {
     if (response.url().includes('/pkg/') && response.url().endsWith('.wasm')) {
       wasm.push({
         url: response.url(),
         encoding: response.headers()['content-encoding'] ?? '',
+        cache: response.headers()['cache-control'] ?? '',
         bytes: response.request().sizes().then((s) => s.responseBodySize),
       });
     }
@@ -51,8 +52,9 @@ async function firstLoad(browser: Browser, cookies: Cookie[], path: string) {
   await measured.waitForLoadState('networkidle');
   const bytes = (await Promise.all(wasm.map((w) => w.bytes))).reduce((a, b) => a + b, 0);
   const encodings = [...new Set(wasm.map((w) => w.encoding))];
+  const caching = [...new Set(wasm.map((w) => `${new URL(w.url).pathname.split('/')[1]}: ${w.cache}`))];
   await fresh.close();
-  return { bytes, requests: wasm.length, encodings };
+  return { bytes, requests: wasm.length, encodings, caching };
 }
 
 test('every screen first loads its wasm brotli-encoded, within the transfer limit', async ({ browser, page }) => {
@@ -110,6 +112,9 @@ test('every screen first loads its wasm brotli-encoded, within the transfer limi
   console.log(`first load per screen (wasm on the wire):\n${rows.join('\n')}`);
   for (const load of loads) {
     expect(load.encodings, `${load.path}: every wasm response is brotli-encoded`).toEqual(['br']);
+    expect(load.caching, `${load.path}: every wasm file comes versioned, kept for good`).toEqual([
+      'bundle: public, max-age=31536000, immutable',
+    ]);
     expect(load.bytes, `${load.path}: wasm transferred on first load`).toBeLessThanOrEqual(TRANSFER_LIMIT);
     expect(load.requests, `${load.path}: wasm requests on first load`).toBeLessThanOrEqual(REQUEST_LIMIT);
   }

@@ -1,6 +1,7 @@
 //! The HTTP surface: pages, server functions, static files, health, and the guards around them
 //! (security headers, the cross-site check, sessions).
 
+mod bundle;
 mod csrf;
 mod headers;
 mod probes;
@@ -73,12 +74,16 @@ pub fn router(
         .with_expiry(Expiry::OnInactivity(idle));
     let guard = Guard { db: state.db.clone(), policy, directory: state.directory.clone() };
     let options = state.leptos_options.clone();
+    let root = bundle::root(&options);
+    let error_root = root.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .merge(probes.router())
-        .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone()))
-        .nest_service("/pkg", bundle(&state.leptos_options))
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, shell))
+        .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone(), root.clone()))
+        .merge(bundle::router(&state.leptos_options))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, move |o| {
+            shell(o, error_root.clone())
+        }))
         .layer(middleware::from_fn_with_state(guard, require_session))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
@@ -102,28 +107,14 @@ fn request_span(req: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), id = %id.unwrap_or("unreadable"))
 }
 
-/// The browser bundle (`/pkg`): each file sent as the build compressed it (`.br`, else `.gz`)
-/// to a browser that accepts that, the file itself otherwise. NB: the names carry no content
-/// hash (the split loader asks for fixed names), so a browser revalidates each file
-/// (`no-cache`: a 304 while `Last-Modified` holds) rather than keeping it blindly.
-fn bundle(options: &leptos::config::LeptosOptions) -> Router {
-    let dir = std::path::Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
-    let files = tower_http::services::ServeDir::new(dir).precompressed_br().precompressed_gzip();
-    Router::new()
-        .fallback_service(files)
-        .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-cache"),
-        ))
-        .layer(tower_http::set_header::SetResponseHeaderLayer::appending(
-            header::VARY,
-            HeaderValue::from_static("accept-encoding"),
-        ))
-}
-
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || path.starts_with("/pkg/")
+    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || is_bundle(path)
+}
+
+/// Whether `path` is a file of the browser bundle.
+fn is_bundle(path: &str) -> bool {
+    path.starts_with("/pkg/") || path.starts_with(bundle::VERSIONED)
 }
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).
@@ -146,7 +137,7 @@ async fn require_session(State(guard): State<Guard>, session: Session, req: Requ
         return Redirect::to(&target).into_response();
     }
     let mut res = next.run(req).await;
-    if !path.starts_with("/pkg/") {
+    if !is_bundle(&path) {
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     res

@@ -117,6 +117,28 @@ async fn every_response_of_the_web_port_carries_the_security_headers() {
         assert!(res.headers()["content-type"].to_str().expect("ascii").contains(content_type), "{path}");
         assert_protected(res.headers(), path);
     }
+    // The page names the bundle by its version: kept for good. Unversioned: revalidated.
+    let version = html
+        .split("/bundle/")
+        .nth(1)
+        .and_then(|v| v.split('/').next())
+        .unwrap_or_else(|| panic!("a versioned bundle: {html}"));
+    assert!(version.len() == 16 && version.bytes().all(|b| b.is_ascii_hexdigit()), "{version}");
+    assert!(html.contains(&format!("/bundle/{version}/pkg/lbdesk.js")), "{html}");
+    assert!(html.contains(&format!(r#"<link rel="stylesheet" href="/bundle/{version}/pkg/lbdesk.css""#)), "{html}");
+    for (path, cache) in [
+        (format!("/bundle/{version}/pkg/lbdesk.js"), "public, max-age=31536000, immutable"),
+        ("/pkg/lbdesk.js".to_string(), "no-cache"),
+    ] {
+        let res = get(&client, &lbdesk, &path).await;
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        assert_eq!(res.headers()["cache-control"], cache, "{path}");
+        assert_eq!(res.headers()["vary"], "accept-encoding", "{path}");
+        assert_protected(res.headers(), &path);
+        assert_eq!(res.text().await.expect("text"), "export default function () {}", "{path}");
+    }
+    let stale = get(&client, &lbdesk, "/bundle/0123456789abcdef/pkg/lbdesk.js").await;
+    assert_eq!(stale.status(), StatusCode::NOT_FOUND, "another version is not served as this one");
     let missing = get(&client, &lbdesk, "/pkg/no-such-file.js").await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert_protected(missing.headers(), "a missing file");
