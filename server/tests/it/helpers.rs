@@ -312,6 +312,24 @@ where
     panic!("timed out waiting for {what}");
 }
 
+/// How many reconciles of address requests lbdesk's reconciler has finished, whatever their
+/// result (its `lbdesk_reconciles_total`).
+pub async fn reconciles(lbdesk: &Lbdesk) -> u64 {
+    let res = reqwest::get(format!("{}/metrics", lbdesk.metrics_url)).await.expect("scrape");
+    let text = res.text().await.expect("metrics");
+    let counted = text.lines().filter(|l| l.starts_with(r#"lbdesk_reconciles_total{kind="lbticket","#));
+    counted.filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok()).sum::<f64>() as u64
+}
+
+/// Waits until every one of the `tickets` address requests there are could have been
+/// reconciled `rounds` more times: so that "nothing changed meanwhile" speaks of passes the
+/// reconciler made, not of a pause.
+pub async fn after_rounds(lbdesk: &Lbdesk, tickets: usize, rounds: u64) {
+    let from = reconciles(lbdesk).await;
+    let want = from + rounds * tickets.max(1) as u64;
+    until(&format!("{rounds} rounds of the reconciler"), 30, || async { reconciles(lbdesk).await >= want }).await;
+}
+
 /// The load balancer `name` as an admin fills its form: on acp-region01, offered to every
 /// project, with credentials (the tests that watch for them set their own).
 pub fn lb_form(name: &str) -> app::screens::loadbalancers::LbForm {

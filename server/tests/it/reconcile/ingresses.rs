@@ -194,9 +194,10 @@ async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_n
     let veip = veip(&w.tickets, "pay").await;
     until("the Ingress", 10, || carries(&w.member, "pay", &shop, &veip)).await;
     until("the report", 10, || written(&w.tickets, "pay")).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tickets = w.tickets.list(&Default::default()).await.expect("tickets").items.len();
+    after_rounds(&lbdesk, tickets, 2).await;
     let before = versions(&w).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    after_rounds(&lbdesk, tickets, 3).await;
     assert_eq!(versions(&w).await, before, "three ensure passes over a converged cluster write nothing");
 
     // A hand edit of what CIS reads is undone, of the annotations as of the spec; what lbdesk

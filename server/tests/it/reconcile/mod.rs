@@ -18,7 +18,7 @@ use server::driver::sim::{Behaviour, Deny, Fault};
 use server::reconciler::{self, Crash, Step};
 use tokio::task::JoinHandle;
 
-use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, Lbdesk, Options, after_rounds, reconciles, spawn_lbdesk_with, until};
 
 mod cis_ready;
 mod cluster_mode;
@@ -359,9 +359,10 @@ async fn a_resync_writes_nothing_and_repairs_drift() {
     wait_phase(&w.tickets, "web", Phase::Enabled).await;
     until("the labels", 10, || async { service_labels(&w.member, "web-v2").await.contains_key("cis.f5.com/as3-pool") })
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
+    after_rounds(&lbdesk, tickets, 2).await;
     let before = versions(&w).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    after_rounds(&lbdesk, tickets, 3).await;
     assert_eq!(versions(&w).await, before, "three resyncs of a converged state write nothing");
 
     let good = deployed(&w.member).await.expect("deployed");
@@ -473,10 +474,12 @@ async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
     theirs.spec.loadbalancer = "other".into();
     w.tickets.create(&PostParams::default(), &theirs).await.expect("ticket");
     wait_phase(&w.tickets, "theirs", Phase::Enabled).await;
-    // Through many syncs (one a second), the label keeps the value it had.
-    let watched = std::time::Instant::now();
-    while watched.elapsed() < Duration::from_secs(4) {
+    // Through four rounds of syncs (one a second), the label keeps the value it had.
+    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len() as u64;
+    let until_round = reconciles(&lbdesk).await + 4 * tickets;
+    until("four rounds of syncs", 30, || async {
         assert_eq!(kube_system().await.as_deref(), Some("f5"), "the label never flips");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        reconciles(&lbdesk).await >= until_round
+    })
+    .await;
 }
