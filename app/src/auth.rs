@@ -9,12 +9,6 @@ use crate::domain::user::CurrentUser;
 use crate::error::AppError;
 use leptos::prelude::*;
 
-/// The message for any failed sign-in; the same whether the user exists or not.
-pub const WRONG_CREDENTIALS: &str = "Wrong user name or password.";
-
-/// What a directory user whose groups grant nothing in lbdesk is told (their password was right).
-pub const NO_GROUP: &str = "Your directory account is in no group that gives access to lbdesk; ask the platform team.";
-
 /// Signs in (a local account, or a directory account when one is configured) and starts a
 /// fresh session, then sends the browser to `next` (a local path).
 #[server(prefix = "/api", endpoint = "login", output = crate::codec::JsonText)]
@@ -26,7 +20,8 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
             let attempt = ssr::throttle::attempt(&username).await?;
             let Some(account) = check_credentials(username.trim(), password).await? else {
                 tracing::info!(user = %loggable(&username), "sign-in refused");
-                return Err(AppError::invalid("password", WRONG_CREDENTIALS));
+                // NB: the same whether the user exists or not.
+                return Err(AppError::invalid("password", crate::i18n::t("common.login.wrong")));
             };
             attempt.succeeded();
             let session = ssr::session().await?;
@@ -41,6 +36,12 @@ pub async fn login(username: String, password: String, next: Option<String>) -> 
                 session.insert(key, value).await.map_err(|e| ssr::internal("could not start the session", e))?;
             }
             tracing::info!(user = %account.username, "signed in");
+            // NB: the language the user chose follows them to this browser.
+            if let Ok(Some(facts)) = ssr::state()?.db.session_facts(&account.username).await
+                && let Some(locale) = facts.locale
+            {
+                ssr::remember_locale(locale);
+            }
             leptos_axum::redirect(&local_path(next.as_deref()));
             Ok(())
         }
@@ -84,7 +85,10 @@ async fn check_credentials(name: &str, password: String) -> Result<Option<crate:
                 .map_err(|e| ssr::internal("could not record the directory user", e))?;
             match admitted {
                 Ok(account) => Ok(Some(account)),
-                Err(directory_users::NotAdmitted::NoGroup) => Err(AppError::invalid("password", NO_GROUP)),
+                // NB: their password was right; their groups grant nothing in lbdesk.
+                Err(directory_users::NotAdmitted::NoGroup) => {
+                    Err(AppError::invalid("password", crate::i18n::t("common.login.no_group")))
+                }
                 Err(directory_users::NotAdmitted::LocalName) => Ok(None),
             }
         }
@@ -129,8 +133,8 @@ pub fn sign_in_notes() -> Vec<String> {
 /// What the sign-in page and a refused sign-in say while the directory cannot be reached.
 #[cfg(feature = "ssr")]
 fn directory_down(local_accounts: bool) -> String {
-    let still = if local_accounts { " Local break-glass accounts still can." } else { "" };
-    format!("The directory cannot be reached just now: directory accounts cannot sign in.{still}")
+    let words = if local_accounts { "common.login.directory_down_local" } else { "common.login.directory_down" };
+    crate::i18n::t(words).to_string()
 }
 
 /// The lines of [`sign_in_notes`], as the directory's configuration and state say now.
@@ -138,11 +142,7 @@ fn directory_down(local_accounts: bool) -> String {
 fn compose_sign_in_notes() -> Vec<String> {
     let Some(directory) = crate::ssr::state().ok().and_then(|s| s.directory) else { return Vec::new() };
     let local = directory.local_accounts();
-    let how = if local {
-        "Sign in with your directory account. Local break-glass accounts may sign in here too."
-    } else {
-        "Sign in with your directory account."
-    };
+    let how = crate::i18n::t(if local { "common.login.how_local" } else { "common.login.how" });
     let down = directory.last_failure().map(|_| {
         // NB: tried again meanwhile (not waited for), so that the page stops saying so once it is back.
         directory.probe_soon();

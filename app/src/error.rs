@@ -46,6 +46,14 @@ impl AppError {
         }
     }
 
+    /// What the reader is told, in the page's locale (the `Display` text is for logs).
+    pub fn message(&self) -> String {
+        match self {
+            AppError::Unauthorized => crate::i18n::t("errors.unauthorized").to_string(),
+            other => other.to_string(),
+        }
+    }
+
     /// The HTTP status this error is answered with.
     pub fn status(&self) -> u16 {
         match self {

@@ -10,6 +10,7 @@ pub mod codec;
 pub mod components;
 pub mod domain;
 pub mod error;
+pub mod i18n;
 pub mod pages;
 pub mod screens;
 #[cfg(feature = "ssr")]

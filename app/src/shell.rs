@@ -13,14 +13,16 @@ use crate::screens::{audit, ingresses, listeners, loadbalancers, rules, tickets,
 /// `{bundle}/pkg/` (`bundle`: the versioned path the server gives the built bundle, or empty).
 pub fn shell(options: LeptosOptions, bundle: String) -> impl IntoView {
     let stylesheet = format!("{bundle}/pkg/lbdesk.css");
+    let locale = crate::i18n::locale();
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=locale.tag()>
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <meta name=crate::auth::SIGN_IN_NOTES content=crate::auth::sign_in_notes().join("\n") />
+                <meta name=crate::i18n::META content=shell_dictionary(locale) />
                 <link rel="stylesheet" href=stylesheet />
                 <HydrationScripts options root=bundle />
                 <MetaTags />
@@ -32,10 +34,22 @@ pub fn shell(options: LeptosOptions, bundle: String) -> impl IntoView {
     }
 }
 
+/// The dictionary the page carries to the browser (see `i18n`).
+fn shell_dictionary(locale: crate::i18n::Locale) -> &'static str {
+    #[cfg(not(feature = "hydrate"))]
+    return crate::i18n::dictionary_json(locale);
+    #[cfg(feature = "hydrate")]
+    {
+        let _ = locale;
+        ""
+    }
+}
+
 /// Every route of lbdesk, in one place.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(crate::i18n::switch::Switches(RwSignal::new(0)));
     view! {
         <Title formatter=|page: String| if page.is_empty() { "lbdesk".to_string() } else { format!("{page} · lbdesk") } />
         <Router>

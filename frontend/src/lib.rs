@@ -5,6 +5,8 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
+    // NB: before hydration, which must write the words the server wrote.
+    app::i18n::install_from_page();
     wasm_bindgen_futures::spawn_local(async {
         let Some(body) = leptos::prelude::document().body() else { return };
         leptos::mount::hydrate_from_async(body.clone(), app::App).await.forget();

@@ -198,7 +198,9 @@ pub struct ServeArgs {
 
 /// An ingress class is the name of an IngressClass: a DNS subdomain.
 fn ingress_class(value: &str) -> Result<String, String> {
-    app::domain::policy::object_name("--ingress-class", value).map(|_| value.to_string()).map_err(|r| r.reason)
+    app::domain::policy::object_name("--ingress-class", value)
+        .map(|_| value.to_string())
+        .map_err(|r| r.reason.to_string())
 }
 
 /// How lbdesk's HTTP listeners treat connections: TLS for the web UI, and how long an idle or

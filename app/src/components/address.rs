@@ -11,6 +11,7 @@ use crate::components::list::{More, NoRows, Page, ProjectFilter, load_more, proj
 use crate::components::loaded::{Loaded, poll};
 use crate::domain::crd::{LbType, Phase, ServiceRef};
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// The route's `:ticket` and `:name` (empty when absent), for the pages of a thing on an address.
 pub fn ticket_and_name() -> impl Fn() -> (String, String) + Copy + Send + Sync + 'static {
@@ -135,7 +136,7 @@ impl ServiceChoice {
 pub fn AddressLine(address: AddressSummary) -> impl IntoView {
     view! {
         <p class="muted">
-            "Address request " <a href=format!("/tickets/{}", address.ticket)>{address.ticket.clone()}</a>
+            {t("common.address.request")} " " <a href=format!("/tickets/{}", address.ticket)>{address.ticket.clone()}</a>
             {format!(" · {} / {} · VE {} ", address.cluster, address.namespace, if address.veip.is_empty() { "—" } else { &address.veip })}
             <PhaseBadge phase=address.phase />
         </p>
@@ -158,7 +159,7 @@ pub fn AddressGroup(
 ) -> impl IntoView {
     let ticket = address.ticket.clone();
     view! {
-        <section class="group" id=format!("t-{ticket}") aria-label=format!("Address request {ticket}")>
+        <section class="group" id=format!("t-{ticket}") aria-label=crate::tf!("common.address.request_named", ticket = ticket)>
             <div class="page-head">
                 <h2>{ticket.clone()} " " <CarriedBadge carried=address.carried.clone() /></h2>
                 <ReasonButton label=add_label reason=Signal::derive(move || add.clone())
@@ -198,15 +199,15 @@ pub fn ThingHead(
         <div class="page-head">
             <h1>{title} " " <CarriedBadge carried=address.carried.clone() /></h1>
             <div class="actions">
-                <ReasonButton label="Edit" reason=Signal::derive(move || edit.clone())
+                <ReasonButton label=t("common.edit") reason=Signal::derive(move || edit.clone())
                     on_click=move |_| use_navigate()(&edit_href, Default::default()) />
-                <ConfirmButton label="Delete" question reason=Signal::derive(move || delete.clone())
+                <ConfirmButton label=t("common.delete") question reason=Signal::derive(move || delete.clone())
                     on_confirm=move |_| on_delete.run(()) />
             </div>
         </div>
-        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
         <AddressLine address />
-        {refused.map(|why| view! { <div class="callout callout-bad"><strong>"Not in the member cluster: "</strong>{why}</div> })}
+        {refused.map(|why| view! { <div class="callout callout-bad"><strong>{t("common.address.not_in_cluster")}</strong>{why}</div> })}
     }
 }
 
@@ -215,7 +216,7 @@ pub fn ThingHead(
 pub fn Deployed(deployed: Option<String>, held: &'static str, missing: &'static str) -> impl IntoView {
     let shown = deployed.is_some();
     view! {
-        <h2>"In the member cluster"</h2>
+        <h2>{t("common.address.in_member_cluster")}</h2>
         <p class="muted" data-testid=(!shown).then_some("deployed")>{if shown { held } else { missing }}</p>
         {deployed.map(|text| view! { <pre class="json" data-testid="deployed">{text}</pre> })}
     }
@@ -225,10 +226,10 @@ pub fn Deployed(deployed: Option<String>, held: &'static str, missing: &'static 
 #[component]
 pub fn CarriedBadge(carried: Carried) -> impl IntoView {
     let (class, text, title) = match carried {
-        Carried::Yes => ("badge badge-ok", "In the cluster", String::new()),
-        Carried::Pending => ("badge badge-info", "Being written…", String::new()),
-        Carried::Refused(why) => ("badge badge-bad", "Refused", why),
-        Carried::Idle => ("badge badge-neutral", "Not in service", String::new()),
+        Carried::Yes => ("badge badge-ok", t("common.carried.yes"), String::new()),
+        Carried::Pending => ("badge badge-info", t("common.carried.pending"), String::new()),
+        Carried::Refused(why) => ("badge badge-bad", t("common.carried.refused"), why),
+        Carried::Idle => ("badge badge-neutral", t("common.carried.idle"), String::new()),
     };
     view! { <span class=class title=title data-testid="carried">{text}</span> }
 }
@@ -276,30 +277,30 @@ pub fn ServicesEditor(
     let count = Memo::new(move |_| services.with(Vec::len));
     view! {
         <div class="field" class:has-error=move || error.get().is_some()>
-            <span class="label" id="services-label">"Services"</span>
+            <span class="label" id="services-label">{t("common.services")}</span>
             <div class="services" role="group" aria-labelledby="services-label">
                 {move || (0..count.get()).map(|i| view! {
                     <div class="service-row">
                         <ServicePicker offered row=i
                             chosen=Signal::derive(move || services.with(|s| s.get(i).map(|r| (r.service.clone(), r.port))).unwrap_or_default())
                             on_pick=move |(name, port): (String, u16)| services.update(|s| if let Some(row) = s.get_mut(i) { row.service = name; row.port = port; }) />
-                        <input type="number" min="0" max="100" class="weight" aria-label=format!("Weight {}", i + 1)
+                        <input type="number" min="0" max="100" class="weight" aria-label=crate::tf!("common.services.weight", n = i + 1)
                             prop:value=move || services.with(|s| s.get(i).map(|r| r.weight.to_string())).unwrap_or_default()
                             on:input=move |ev| {
                                 let weight = event_target_value(&ev).trim().parse().unwrap_or_default();
                                 services.update(|s| if let Some(row) = s.get_mut(i) { row.weight = weight; });
                             } />
                         <span class="muted">"%"</span>
-                        <button type="button" class="btn btn-ghost" aria-label=format!("Remove service {}", i + 1)
+                        <button type="button" class="btn btn-ghost" aria-label=crate::tf!("common.services.remove", n = i + 1)
                             on:click=move |_| services.update(|s| { if i < s.len() { s.remove(i); } })>"×"</button>
                     </div>
                 }).collect_view()}
                 <NoneFree offered />
-                <button type="button" class="btn btn-ghost" on:click=add disabled=move || offered.with_value(Vec::is_empty)>"+ Add service"</button>
+                <button type="button" class="btn btn-ghost" on:click=add disabled=move || offered.with_value(Vec::is_empty)>{t("common.services.add")}</button>
             </div>
             {move || view! { <SplitBar services=services.get() /> }}
             <span class="help" data-testid="weight-sum" class:field-error=move || total() != 100>
-                {move || format!("Weights add up to {}; they must add up to 100.", total())}
+                {move || crate::tf!("common.services.sum", total = total())}
             </span>
             <span class="field-error" role="alert">{move || error.get()}</span>
         </div>
@@ -323,7 +324,7 @@ pub fn ServicePicker(
         offered.with_value(|o| o.iter().find(|c| c.name == service).map(|c| c.ports.clone()).unwrap_or_default())
     };
     view! {
-        <select aria-label=format!("Service {}", row + 1) on:change=move |ev| {
+        <select aria-label=crate::tf!("common.services.service", n = row + 1) on:change=move |ev| {
             let name = event_target_value(&ev);
             let port = ports_of(&name).first().copied().unwrap_or_default();
             on_pick.run((name, port));
@@ -337,7 +338,7 @@ pub fn ServicePicker(
                 names.into_iter().map(|n| view! { <option value=n.clone() selected=n == chosen>{n.clone()}</option> }).collect_view()
             }}
         </select>
-        <select aria-label=format!("Port {}", row + 1) on:change=move |ev| {
+        <select aria-label=crate::tf!("common.services.port", n = row + 1) on:change=move |ev| {
             let port = event_target_value(&ev).parse().unwrap_or_default();
             on_pick.run((chosen.get_untracked().0, port));
         }>
@@ -357,8 +358,10 @@ pub fn ServicePicker(
 #[component]
 pub fn NoneFree(offered: StoredValue<Vec<ServiceChoice>>) -> impl IntoView {
     move || {
-        offered.with_value(Vec::is_empty).then(|| view! {
-            <p class="muted">"No Service of this namespace is free: each is used by another listener, rule or F5 Ingress."</p>
+        offered.with_value(Vec::is_empty).then(|| {
+            view! {
+                <p class="muted">{t("common.services.none_free")}</p>
+            }
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::components::list::table;
 use crate::domain::bigip::{self, MemberState};
 use crate::domain::crd::{ANNOTATION_READ_BIGIP, BigipStatus, Lbticket, OnBigip, PoolMember};
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// How long asking for a read waits for BIG-IP's answer (a read of an unreachable BIG-IP takes
 /// up to its timeout).
@@ -45,21 +46,21 @@ impl OnBigipView {
     pub fn of(status: Option<&BigipStatus>, name: &str, ingress: bool) -> OnBigipView {
         let Some(status) = status else {
             return OnBigipView {
-                badge: ("badge badge-neutral".into(), "Not read back yet".into()),
+                badge: ("badge badge-neutral".into(), t("bigip.not_read").into()),
                 ..Default::default()
             };
         };
         let mut view = OnBigipView {
             unreachable: (status.unreachable.clone(), status.unreachable_since.clone()),
-            badge: ("badge badge-neutral".into(), "Not read back yet".into()),
+            badge: ("badge badge-neutral".into(), t("bigip.not_read").into()),
             ..Default::default()
         };
         let things = if ingress { &status.ingresses } else { &status.listeners };
         if let Some(l) = things.iter().find(|l| l.name == name) {
             let (class, words) = match l.state {
-                OnBigip::Live => ("badge badge-ok", "Live on BIG-IP"),
-                OnBigip::Waiting => ("badge badge-info", "Waiting for CIS"),
-                OnBigip::Rejected => ("badge badge-bad", "Rejected by BIG-IP"),
+                OnBigip::Live => ("badge badge-ok", t("bigip.live")),
+                OnBigip::Waiting => ("badge badge-info", t("bigip.waiting")),
+                OnBigip::Rejected => ("badge badge-bad", t("bigip.rejected")),
             };
             view.badge = (class.into(), words.into());
             view.since = l.since.clone();
@@ -83,7 +84,7 @@ impl OnBigipView {
 /// "2 of 3 members up".
 pub fn members_up(members: &[PoolMember]) -> String {
     let up = members.iter().filter(|m| m.state == MemberState::Up).count();
-    format!("{up} of {} members up", members.len())
+    crate::tf!("bigip.members_up", up = up, total = members.len())
 }
 
 /// Per pool of `members`, what the request tester says of it: "2 of 3 members up".
@@ -101,10 +102,10 @@ pub fn pool_health(members: &[PoolMember]) -> Vec<(String, String)> {
 
 fn member_state(state: MemberState) -> (&'static str, &'static str) {
     match state {
-        MemberState::Up => ("badge badge-ok", "Up"),
-        MemberState::Down => ("badge badge-bad", "Down"),
-        MemberState::Disabled => ("badge badge-neutral", "Disabled"),
-        MemberState::Unknown => ("badge badge-warn", "Unknown"),
+        MemberState::Up => ("badge badge-ok", t("bigip.member.up")),
+        MemberState::Down => ("badge badge-bad", t("bigip.member.down")),
+        MemberState::Disabled => ("badge badge-neutral", t("bigip.member.disabled")),
+        MemberState::Unknown => ("badge badge-warn", t("bigip.member.unknown")),
     }
 }
 
@@ -149,9 +150,7 @@ async fn read_now(name: &str) -> Result<(), AppError> {
         // NB: only a reader of the request may ask; the ask is read afresh on each attempt.
         let t = address::ticket(&caller, Verb::Read, name).await?;
         if !bigip::placed(&t) {
-            return Err(AppError::Refused(
-                "Nothing of this address is on BIG-IP to read: it places no listener or F5 Ingress now.".into(),
-            ));
+            return Err(AppError::Refused(crate::i18n::t("bigip.nothing_to_read").into()));
         }
         let patch = serde_json::json!({"metadata": {
             "resourceVersion": t.metadata.resource_version,
@@ -179,10 +178,7 @@ async fn read_now(name: &str) -> Result<(), AppError> {
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    Err(AppError::Refused(format!(
-        "BIG-IP was not read within {} s; the page says so until it is.",
-        ANSWER_WITHIN.as_secs()
-    )))
+    Err(AppError::Refused(crate::tf!("bigip.not_read_within", seconds = ANSWER_WITHIN.as_secs())))
 }
 
 /// The section saying what BIG-IP runs of a listener, as HTML.
@@ -205,45 +201,45 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
         asked,
         answered,
     } = view;
-    let since = (!since.is_empty()).then(|| format!(" since {}", shown(&since)));
+    let since = (!since.is_empty()).then(|| crate::tf!("bigip.since", at = shown(&since)));
     let unreachable = (!unreachable.0.is_empty()).then(|| {
         view! {
             <div class="callout callout-bad" role="status" data-testid="bigip-unreachable">
-                <strong>"BIG-IP unreachable"</strong> {format!(" since {}: ", shown(&unreachable.1))} {unreachable.0}
-                " — what is shown below was seen before."
+                <strong>{t("bigip.unreachable")}</strong> {crate::tf!("bigip.unreachable_since", at = shown(&unreachable.1))} {unreachable.0}
+                {t("bigip.seen_before")}
             </div>
         }
     });
     let why = (!reason.is_empty() || !differs.is_empty()).then(|| {
         view! {
             <div class="callout callout-bad" data-testid="bigip-differs">
-                {(!reason.is_empty()).then(|| view! { <p><strong>"BIG-IP's reason: "</strong>{reason}</p> })}
+                {(!reason.is_empty()).then(|| view! { <p><strong>{t("bigip.reason")}</strong>{reason}</p> })}
                 <ul>{differs.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
             </div>
         }
     });
     let members = (!members.is_empty()).then(|| {
-        table(&["Pool", "Address", "Port", "State"], members, |(pool, address, port, class, word)| {
+        table(&["bigip.col.pool", "bigip.col.address", "bigip.col.port", "bigip.col.state"], members, |(pool, address, port, class, word)| {
             view! { <tr><td>{pool}</td><td>{address}</td><td>{port}</td><td><span class=class>{word}</span></td></tr> }
         })
     });
     // NB: a plain form, no browser code: the answer comes back as the page, read anew.
     let read_now = (!ticket.is_empty()).then(|| {
         let said = match (asked.is_empty(), answered.is_empty()) {
-            (false, _) => format!("A read asked at {} is not answered yet.", shown(&asked)),
-            (true, false) => format!("Last read on request at {}.", shown(&answered)),
-            (true, true) => "Read again every polling period.".to_string(),
+            (false, _) => crate::tf!("bigip.read.pending", at = shown(&asked)),
+            (true, false) => crate::tf!("bigip.read.last", at = shown(&answered)),
+            (true, true) => t("bigip.read.periodic").to_string(),
         };
         view! {
             <form method="post" action="/api/bigip/read" class="toolbar">
                 <input type="hidden" name="ticket" value=ticket />
-                <button type="submit" class="btn">"Read BIG-IP now"</button>
+                <button type="submit" class="btn">{t("bigip.read.now")}</button>
                 " "<span class="muted" data-testid="bigip-read">{said}</span>
             </form>
         }
     });
     view! {
-        <h2>"On BIG-IP"</h2>
+        <h2>{t("bigip.heading")}</h2>
         <p><span class=class data-testid="on-bigip">{words}</span>{since}</p>
         {read_now}
         {unreachable}

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use crate::domain::crd::{HistoryEntry, Phase};
 
 use super::time::LocalTime;
+use crate::i18n::t;
 
 /// The colour of a phase.
 fn tone(phase: Phase) -> &'static str {
@@ -21,7 +22,7 @@ fn tone(phase: Phase) -> &'static str {
 /// A ticket phase as a badge.
 #[component]
 pub fn PhaseBadge(phase: Phase) -> impl IntoView {
-    view! { <span class=tone(phase) data-testid="phase">{phase.as_str()}</span> }
+    view! { <span class=tone(phase) data-testid="phase">{crate::i18n::phase(phase)}</span> }
 }
 
 /// A button that stays focusable when not allowed, and says why on hover and focus.
@@ -94,13 +95,13 @@ pub fn ConfirmButton(
     view! {
         <ReasonButton label reason danger=true on_click=move |_| asking.set(true) />
         <Show when=move || asking.get()>
-            <div class="confirm" role="dialog" aria-modal="true" aria-label="Confirm">
+            <div class="confirm" role="dialog" aria-modal="true" aria-label=t("common.confirm")>
                 <p>{question.clone()}</p>
                 <button type="button" class="btn btn-danger" on:click=move |_| {
                     asking.set(false);
                     on_confirm.run(());
-                }>{format!("Yes, {}", label.to_ascii_lowercase())}</button>
-                <button type="button" class="btn" on:click=move |_| asking.set(false)>"Cancel"</button>
+                }>{crate::tf!("common.confirm.yes", action = label.to_lowercase())}</button>
+                <button type="button" class="btn" on:click=move |_| asking.set(false)>{t("common.cancel")}</button>
             </div>
         </Show>
     }
@@ -118,24 +119,24 @@ pub fn KeyValueEditor(
             <For each={move || (0..pairs.get().len()).collect::<Vec<_>>()} key={|i| *i} let:i>
                 <div class="kv-row">
                     <input
-                        aria-label=format!("Key {}", i + 1)
+                        aria-label=crate::tf!("common.kv.key", n = i + 1)
                         value=move || pairs.get().get(i).map(|p| p.0.clone()).unwrap_or_default()
                         disabled=disabled
                         on:input=move |ev| pairs.update(|p| if let Some(row) = p.get_mut(i) { row.0 = event_target_value(&ev) })
                     />
                     <span>"="</span>
                     <input
-                        aria-label=format!("Value {}", i + 1)
+                        aria-label=crate::tf!("common.kv.value", n = i + 1)
                         value=move || pairs.get().get(i).map(|p| p.1.clone()).unwrap_or_default()
                         disabled=disabled
                         on:input=move |ev| pairs.update(|p| if let Some(row) = p.get_mut(i) { row.1 = event_target_value(&ev) })
                     />
-                    <button type="button" class="btn btn-ghost" disabled=disabled aria-label="Remove"
+                    <button type="button" class="btn btn-ghost" disabled=disabled aria-label=t("common.remove")
                         on:click=move |_| pairs.update(|p| { if i < p.len() { p.remove(i); } })>"×"</button>
                 </div>
             </For>
             <button type="button" class="btn btn-ghost" disabled=disabled on:click=move |_| pairs.update(|p| p.push(Default::default()))>
-                "+ Add"
+                {t("common.kv.add")}
             </button>
         </div>
     }
@@ -145,14 +146,14 @@ pub fn KeyValueEditor(
 #[component]
 pub fn Timeline(history: Vec<HistoryEntry>) -> impl IntoView {
     view! {
-        <ol class="timeline" aria-label="State timeline">
+        <ol class="timeline" aria-label=t("common.timeline")>
             {history
                 .into_iter()
                 .map(|h| view! {
                     <li>
                         <PhaseBadge phase=h.phase />
                         <LocalTime at=h.at.clone() />
-                        <span class="muted">{format!("by {}", h.by)}</span>
+                        <span class="muted">{crate::tf!("common.timeline.by", user = h.by)}</span>
                         <span>{h.message.clone()}</span>
                     </li>
                 })
@@ -167,9 +168,9 @@ pub fn UsageBar(used: u64, free: u64) -> impl IntoView {
     let total = (used + free).max(1);
     let percent = (used * 100 / total).min(100);
     view! {
-        <div class="usage" title=format!("{used} used, {free} free")>
+        <div class="usage" title=crate::tf!("common.usage.title", used = used, free = free)>
             <div class="usage-bar"><div class="usage-fill" style=format!("width: {percent}%")></div></div>
-            <span class="muted">{format!("{used} used / {free} free")}</span>
+            <span class="muted">{crate::tf!("common.usage.text", used = used, free = free)}</span>
         </div>
     }
 }

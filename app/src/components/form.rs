@@ -118,7 +118,7 @@ pub fn FormError(
 ) -> impl IntoView {
     let message = move || match error.get() {
         Some(AppError::Invalid { field, .. }) if fields.contains(&field.as_str()) => None,
-        other => other.map(|e| e.to_string()),
+        other => other.map(|e| e.message()),
     };
     view! { <p class="field-error form-error" role="alert">{message}</p> }
 }

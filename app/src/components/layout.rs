@@ -9,6 +9,8 @@ use crate::auth::{Logout, SwitchProject, whoami};
 use crate::domain::access::{Target, Verb};
 use crate::domain::user::CurrentUser;
 use crate::error::AppError;
+use crate::i18n::switch::{LocaleSwitch, Switches};
+use crate::i18n::t;
 
 /// The signed-in user, provided by [`Layout`] to every screen.
 pub type UserResource = Resource<Result<CurrentUser, AppError>>;
@@ -21,19 +23,20 @@ pub struct ProjectSwitches(pub RwSignal<usize>);
 /// One entry of the navigation.
 struct NavItem {
     href: &'static str,
+    /// The key of its words.
     label: &'static str,
     /// What the screen shows: it is offered to those who may read it.
     target: Target<'static>,
 }
 
 const NAV: [NavItem; 7] = [
-    NavItem { href: "/loadbalancers", label: "Load balancers", target: Target::Loadbalancers },
-    NavItem { href: "/tickets", label: "Address requests", target: Target::Desk },
-    NavItem { href: "/listeners", label: "Listeners", target: Target::Desk },
-    NavItem { href: "/rules", label: "Rules", target: Target::Desk },
-    NavItem { href: "/ingresses", label: "F5 Ingress", target: Target::Desk },
-    NavItem { href: "/audit", label: "Audit log", target: Target::Desk },
-    NavItem { href: "/users", label: "Users", target: Target::Accounts },
+    NavItem { href: "/loadbalancers", label: "common.nav.loadbalancers", target: Target::Loadbalancers },
+    NavItem { href: "/tickets", label: "common.nav.tickets", target: Target::Desk },
+    NavItem { href: "/listeners", label: "common.nav.listeners", target: Target::Desk },
+    NavItem { href: "/rules", label: "common.nav.rules", target: Target::Desk },
+    NavItem { href: "/ingresses", label: "common.nav.ingresses", target: Target::Desk },
+    NavItem { href: "/audit", label: "common.nav.audit", target: Target::Desk },
+    NavItem { href: "/users", label: "common.nav.users", target: Target::Accounts },
 ];
 
 /// The frame around every signed-in screen.
@@ -52,20 +55,25 @@ pub fn Layout() -> impl IntoView {
         }
     });
 
-    view! {
+    // NB: drawn again, the page in it too, on each switch of locale: its words are read as
+    // it is drawn (no node of it tracks the locale, which would be code for every word).
+    let switches = expect_context::<Switches>().0;
+    move || {
+        switches.track();
+        view! {
         <div class="app">
             <aside class="sidebar">
                 <a class="brand" href="/">
                     <span class="brand-mark" aria-hidden="true">"lb"</span>
                     "lbdesk"
                 </a>
-                <nav aria-label="Main">
+                <nav aria-label=t("common.nav.main")>
                     <Transition fallback=|| ()>
                         {move || Suspend::new(async move {
                             let user = user.await.ok();
                             NAV.iter()
                                 .filter(|item| user.as_ref().is_some_and(|u| u.may(Verb::Read, item.target)))
-                                .map(|item| view! { <A href=item.href>{item.label}</A> })
+                                .map(|item| view! { <A href=item.href>{t(item.label)}</A> })
                                 .collect_view()
                         })}
                     </Transition>
@@ -73,17 +81,19 @@ pub fn Layout() -> impl IntoView {
             </aside>
             <div class="main">
                 <header class="topbar">
-                    <Transition fallback=|| view! { <span class="muted">"Loading…"</span> }>
+                    <Transition fallback=|| view! { <span class="muted">{t("common.loading")}</span> }>
                         {move || Suspend::new(async move {
                             user.await.ok().map(|u| view! { <UserBar user=u switch logout /> })
                         })}
                     </Transition>
+                    <LocaleSwitch />
                 </header>
                 // The screen is built once, outside any suspense: the resources it creates must be
                 // created in the same order on the server and in the browser.
                 <main class="content"><Outlet /></main>
             </div>
         </div>
+        }
     }
 }
 
@@ -102,7 +112,7 @@ fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: Serve
     let has_projects = !user.projects.is_empty();
     view! {
         <div class="project-switcher">
-            <label for="project">"Project"</label>
+            <label for="project">{t("common.project")}</label>
             <select
                 id="project"
                 name="project"
@@ -112,12 +122,12 @@ fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: Serve
                 }
             >
                 {options}
-                {(!has_projects).then(|| view! { <option>"(no project)"</option> })}
+                {(!has_projects).then(|| view! { <option>{t("common.no_project")}</option> })}
             </select>
         </div>
         <div class="whoami">
             <span class="user" data-testid="current-user">{user.display_name.clone()}</span>
-            <span class="role badge badge-neutral" data-testid="role">{user.role.label()}</span>
+            <span class="role badge badge-neutral" data-testid="role">{crate::i18n::role(user.role)}</span>
             <form
                 method="post"
                 action=Logout::url()
@@ -127,7 +137,7 @@ fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: Serve
                     logout.dispatch(Logout {});
                 }
             >
-                <button type="submit" class="btn btn-ghost">"Sign out"</button>
+                <button type="submit" class="btn btn-ghost">{t("common.sign_out")}</button>
             </form>
         </div>
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::layout::{ProjectSwitches, UserResource};
 use crate::domain::access::{Target, Verb};
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// The head of a list page: its heading, the link to create one more, and the search box.
 #[component]
@@ -55,14 +56,14 @@ pub fn NoRows(
     }
 }
 
-/// A table of `rows`, each drawn by `row`, under `headers`.
+/// A table of `rows`, each drawn by `row`, under `headers` (the keys of their words).
 pub fn table<T, V>(headers: &'static [&'static str], rows: impl IntoIterator<Item = T>, row: impl Fn(T) -> V) -> AnyView
 where
     V: IntoView + 'static,
 {
     view! {
         <table class="table">
-            <thead><tr>{headers.iter().map(|h| view! { <th>{*h}</th> }).collect_view()}</tr></thead>
+            <thead><tr>{headers.iter().map(|h| view! { <th>{t(h)}</th> }).collect_view()}</tr></thead>
             <tbody>{rows.into_iter().map(row).collect_view()}</tbody>
         </table>
     }
@@ -97,15 +98,15 @@ pub fn ProjectFilter(project: RwSignal<String>) -> impl IntoView {
                 Some(if u.may(Verb::Read, Target::AllProjects) {
                     view! {
                         <div class="toolbar">
-                            <label for="project-filter">"Project"</label>
+                            <label for="project-filter">{t("common.project")}</label>
                             <select id="project-filter" on:change=move |ev| project.set(event_target_value(&ev))>
-                                <option value="">"All projects"</option>
+                                <option value="">{t("common.all_projects")}</option>
                                 {u.projects.iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
                             </select>
                         </div>
                     }.into_any()
                 } else {
-                    view! { <p class="muted" data-testid="project">{format!("Project: {}", u.project.unwrap_or_else(|| "(none)".into()))}</p> }.into_any()
+                    view! { <p class="muted" data-testid="project">{crate::tf!("common.project_is", project = u.project.unwrap_or_else(|| t("common.none").into()))}</p> }.into_any()
                 })
             })}
         </Suspense>
@@ -184,5 +185,5 @@ where
 
 /// "Load more" under a list, when it has a next page.
 pub fn load_more(next: bool, on_click: impl Fn() + 'static) -> Option<impl IntoView> {
-    next.then(|| view! { <p><button type="button" class="btn" on:click=move |_| on_click()>"Load more"</button></p> })
+    next.then(|| view! { <p><button type="button" class="btn" on:click=move |_| on_click()>{t("common.load_more")}</button></p> })
 }

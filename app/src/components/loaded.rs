@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 
 use crate::components::notice::NotAllowed;
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// How often a page asks for news while what it shows moves; when settled, every
 /// `POLL_SETTLED_EVERY` beats.
@@ -39,7 +40,7 @@ where
     S: Fn(T) -> AnyView + Clone + Send + Sync + 'static,
 {
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+        <Transition fallback=|| view! { <p class="muted">{t("common.loading")}</p> }>
             {move || {
                 let show = show.clone();
                 Suspend::new(async move {
@@ -59,9 +60,7 @@ fn failure(e: AppError) -> AnyView {
     match e {
         AppError::Forbidden(_) => view! { <NotAllowed /> }.into_any(),
         AppError::Unauthorized => view! { <SessionEnded /> }.into_any(),
-        e => {
-            view! { <div class="empty-state"><p class="field-error" role="alert">{e.to_string()}</p></div> }.into_any()
-        }
+        e => view! { <div class="empty-state"><p class="field-error" role="alert">{e.message()}</p></div> }.into_any(),
     }
 }
 
@@ -70,5 +69,5 @@ fn failure(e: AppError) -> AnyView {
 #[component]
 fn SessionEnded() -> impl IntoView {
     Effect::new(|_| leptos_router::hooks::use_navigate()("/login", Default::default()));
-    view! { <p class="muted">"Your session has ended; taking you to sign-in…"</p> }
+    view! { <p class="muted">{t("common.session_ended")}</p> }
 }

@@ -5,6 +5,8 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::t;
+
 /// A change previewed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Preview {
@@ -45,17 +47,17 @@ pub fn PreviewPanel(preview: Preview) -> impl IntoView {
         view! { <span class=class>{text}</span> }
     });
     view! {
-        <section class="preview" aria-label="AS3 preview" data-testid="preview">
+        <section class="preview" aria-label=t("common.preview.label") data-testid="preview">
             {preview.refused.map(|why| view! {
                 <div class="callout callout-bad" role="alert" data-testid="preview-refused">
-                    <strong>"This change cannot be saved: "</strong>{why}
+                    <strong>{t("common.preview.refused")}</strong>{why}
                 </div>
             })}
-            <h3>"Changes to the deployed declaration"</h3>
-            <p class="muted" hidden=!unchanged>"No change to what the member cluster holds."</p>
+            <h3>{t("common.preview.changes")}</h3>
+            <p class="muted" hidden=!unchanged>{t("common.preview.unchanged")}</p>
             <pre class="diff" data-testid="diff" hidden=unchanged>{lines.collect_view()}</pre>
             <details>
-                <summary>"The namespace's AS3 applications after the change"</summary>
+                <summary>{t("common.preview.after")}</summary>
                 <pre class="json">{preview.declaration}</pre>
             </details>
         </section>

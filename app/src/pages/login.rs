@@ -8,13 +8,15 @@ use server_fn::ServerFn;
 
 use crate::auth::{Login as LoginAction, sign_in_notes};
 use crate::components::controls::BusyButton;
+use crate::i18n::switch::{LocaleSwitch, Switches};
+use crate::i18n::t;
 
 /// Sign-in form; a wrong user name or password gets one message, at the form.
 #[component]
 pub fn Login() -> impl IntoView {
     let login = ServerAction::<LoginAction>::new();
     let next = move || use_query_map().read().get("next").unwrap_or_default();
-    let error = move || login.value().get().and_then(|r| r.err()).map(|e| e.to_string());
+    let error = move || login.value().get().and_then(|r| r.err()).map(|e| e.message());
     let (username, password) = (NodeRef::<Input>::new(), NodeRef::<Input>::new());
     let mut notes = sign_in_notes().into_iter();
     let (how, down) = (notes.next(), notes.next());
@@ -25,25 +27,30 @@ pub fn Login() -> impl IntoView {
         let next = Some(next()).filter(|n| !n.is_empty());
         login.dispatch(LoginAction { username: value(username), password: value(password), next });
     };
-    view! {
-        <Title text="Sign in" />
+    // NB: drawn again on each switch of locale (see `Layout`).
+    let switches = expect_context::<Switches>().0;
+    move || {
+        switches.track();
+        let (how, down) = (how.clone(), down.clone());
+        view! {
+        <Title text=t("common.login.title") />
         <div class="login-page">
             <div class="login-card">
                 <h1 class="brand">
                     <span class="brand-mark" aria-hidden="true">"lb"</span>
                     "lbdesk"
                 </h1>
-                <p class="muted">"F5 load-balancer desk"</p>
+                <p class="muted">{t("common.login.tagline")}</p>
                 {how.map(|how| view! { <p class="muted" data-testid="sign-in-how">{how}</p> })}
                 {down.map(|down| view! { <p class="notice-bad" role="status" data-testid="directory-down">{down}</p> })}
                 <form method="post" action=LoginAction::url() on:submit=submit>
                     <input type="hidden" name="next" value=next />
                     <div class="field">
-                        <label for="username">"User name"</label>
+                        <label for="username">{t("common.login.username")}</label>
                         <input node_ref=username id="username" name="username" type="text" autocomplete="username" required autofocus />
                     </div>
                     <div class="field">
-                        <label for="password">"Password"</label>
+                        <label for="password">{t("common.login.password")}</label>
                         <input
                             node_ref=password
                             id="password"
@@ -55,10 +62,12 @@ pub fn Login() -> impl IntoView {
                         />
                     </div>
                     <p id="login-error" class="field-error" role="alert">{error}</p>
-                    <BusyButton label="Sign in" busy_label="Signing in…" busy=login.pending() submit=true />
+                    <BusyButton label=t("common.login.submit") busy_label=t("common.login.busy") busy=login.pending() submit=true />
                 </form>
+                <LocaleSwitch />
             </div>
         </div>
+        }
     }
 }
 

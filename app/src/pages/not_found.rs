@@ -3,6 +3,8 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
+use crate::i18n::t;
+
 /// Shown for any path lbdesk does not know.
 #[component]
 pub fn NotFound() -> impl IntoView {
@@ -11,10 +13,10 @@ pub fn NotFound() -> impl IntoView {
         options.set_status(http::StatusCode::NOT_FOUND);
     }
     view! {
-        <Title text="Not found" />
+        <Title text=t("common.not_found.title") />
         <div class="empty-state">
-            <h1>"Page not found"</h1>
-            <p><a href="/">"Back to lbdesk"</a></p>
+            <h1>{t("common.not_found.heading")}</h1>
+            <p><a href="/">{t("common.not_found.back")}</a></p>
         </div>
     }
 }

@@ -44,6 +44,8 @@ pub struct SessionFacts {
     pub directory: bool,
     /// When a directory account's groups were last read (unix microseconds).
     pub synced_at: i64,
+    /// The language they chose for the console, if they did.
+    pub locale: Option<crate::i18n::Locale>,
 }
 
 /// The `source` of a directory account (else `local`).
@@ -168,16 +170,27 @@ impl Db {
     /// What deciding whether `username`'s session still signs them in needs; `None` for no
     /// such user.
     pub async fn session_facts(&self, username: &str) -> Result<Option<SessionFacts>, sqlx::Error> {
-        let row: Option<(i64, String, i64)> =
-            sqlx::query_as("SELECT sessions_since, source, synced_at FROM users WHERE username = $1")
+        let row: Option<(i64, String, i64, Option<String>)> =
+            sqlx::query_as("SELECT sessions_since, source, synced_at, locale FROM users WHERE username = $1")
                 .bind(username)
                 .fetch_optional(&self.pool)
                 .await?;
-        Ok(row.map(|(sessions_since, source, synced_at)| SessionFacts {
+        Ok(row.map(|(sessions_since, source, synced_at, locale)| SessionFacts {
             sessions_since,
             directory: source == DIRECTORY,
             synced_at,
+            locale: locale.as_deref().and_then(crate::i18n::Locale::of_tag),
         }))
+    }
+
+    /// Saves the language `username` chose for the console (a locale's tag).
+    pub async fn set_locale(&self, username: &str, locale: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE users SET locale = $1 WHERE username = $2")
+            .bind(locale)
+            .bind(username)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     /// Ends every session of `username` that began before `at` (unix microseconds).

@@ -59,6 +59,17 @@ pub async fn session() -> Result<Session, AppError> {
     leptos_axum::extract::<Session>().await.map_err(|e| AppError::Internal(format!("session unavailable: {e}")))
 }
 
+/// Remembers `locale` in this browser: a cookie the pages are served in (until a signed-in
+/// user's saved choice says otherwise), for a year.
+pub fn remember_locale(locale: crate::i18n::Locale) {
+    let cookie = format!("{}={}; Path=/; Max-Age=31536000; SameSite=Lax; HttpOnly", crate::i18n::COOKIE, locale.tag());
+    if let Some(options) = use_context::<leptos_axum::ResponseOptions>()
+        && let Ok(value) = http::HeaderValue::from_str(&cookie)
+    {
+        options.append_header(http::header::SET_COOKIE, value);
+    }
+}
+
 /// Logs `e` and turns it into an error fit for a browser (no internals leak).
 pub fn internal(context: &str, e: impl std::fmt::Display) -> AppError {
     tracing::error!(error = %e, "{context}");
@@ -173,8 +184,8 @@ where
 pub fn refused(r: impl Into<crate::domain::policy::Refusal>) -> AppError {
     let r = r.into();
     match r.field {
-        Some(field) => AppError::Invalid { field, message: r.reason },
-        None => AppError::Refused(r.reason),
+        Some(field) => AppError::Invalid { field, message: r.reason.text() },
+        None => AppError::Refused(r.reason.text()),
     }
 }
 

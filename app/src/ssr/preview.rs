@@ -113,7 +113,7 @@ fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Re
         return Ok(());
     }
     let was = Held { declaration_bytes: tenant(world, lb, None).map_or(0, |r| share(&r)), ..Held::default() };
-    within_quota(&limits, &was, &now, lb_name).map_err(|r| r.reason)
+    within_quota(&limits, &was, &now, lb_name).map_err(|r| r.reason.text())
 }
 
 /// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.

@@ -70,7 +70,7 @@ impl Denial {
     /// A domain refusal, its field (a path in the spec) made a path in the object.
     fn from_refusal(code: u16, r: Refusal) -> Denial {
         let field = r.field.map(|f| if f.starts_with("metadata.") { f } else { format!("spec.{f}") });
-        Denial { code, field, reason: r.reason }
+        Denial { code, field, reason: r.reason.to_string() }
     }
 
     /// What kubectl shows: the field, then the reason.

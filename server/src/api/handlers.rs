@@ -37,7 +37,7 @@ fn check_name(kind: &Kind, name: &str) -> Result<(), ApiError> {
     verdict.map_err(|r| ApiError::Invalid {
         kind: kind.kind.into(),
         name: name.into(),
-        causes: vec![("metadata.name".into(), r.reason)],
+        causes: vec![("metadata.name".into(), r.reason.to_string())],
     })
 }
 

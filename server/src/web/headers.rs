@@ -58,13 +58,16 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     res
 }
 
-/// Leptos context for a page's render: its inline scripts carry the nonce the middleware puts
-/// in the response's policy (replacing the one Leptos made, which no header would name).
-pub fn page_nonce() {
-    if let Some(parts) = use_context::<http::request::Parts>()
-        && let Some(nonce) = parts.extensions.get::<CspNonce>()
-    {
+/// Leptos context for a page's render and a server function's call: a page's inline scripts
+/// carry the nonce the middleware puts in the response's policy (replacing the one Leptos made,
+/// which no header would name); both speak the locale the session guard chose for the request.
+pub fn page_context() {
+    let Some(parts) = use_context::<http::request::Parts>() else { return };
+    if let Some(nonce) = parts.extensions.get::<CspNonce>() {
         provide_context(Nonce::from_value(nonce.0.clone()));
+    }
+    if let Some(locale) = parts.extensions.get::<app::i18n::Locale>() {
+        provide_context(*locale);
     }
 }
 

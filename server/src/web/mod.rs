@@ -24,6 +24,7 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
 use app::error::AppError;
+use app::i18n::Locale;
 use app::ssr::session_store::SqlSessionStore;
 use app::ssr::throttle::SignInThrottle;
 use app::ssr::{AppState, SESSION_SEEN, SESSION_SINCE, SESSION_USER};
@@ -79,9 +80,9 @@ pub fn router(
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .merge(probes.router())
-        .leptos_routes_with_context(&state, routes, headers::page_nonce, move || shell(options.clone(), root.clone()))
+        .leptos_routes_with_context(&state, routes, headers::page_context, move || shell(options.clone(), root.clone()))
         .merge(bundle::router(&state.leptos_options))
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_nonce, move |o| {
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_context, move |o| {
             shell(o, error_root.clone())
         }))
         .layer(middleware::from_fn_with_state(guard, require_session))
@@ -109,7 +110,7 @@ fn request_span(req: &Request) -> tracing::Span {
 
 /// Paths anyone may reach without a session.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/healthz" | "/readyz" | "/favicon.svg") || is_bundle(path)
+    matches!(path, "/login" | "/api/login" | "/api/locale" | "/healthz" | "/readyz" | "/favicon.svg") || is_bundle(path)
 }
 
 /// Whether `path` is a file of the browser bundle.
@@ -119,12 +120,15 @@ fn is_bundle(path: &str) -> bool {
 
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).
 /// Signed-in responses are never cached, so the back button cannot show them after sign-out.
-async fn require_session(State(guard): State<Guard>, session: Session, req: Request, next: Next) -> Response {
+async fn require_session(State(guard): State<Guard>, session: Session, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
     let signed_in = match session.get::<String>(SESSION_USER).await {
         Ok(Some(user)) => current(&guard, &session, &user).await,
-        _ => false,
+        _ => None,
     };
+    let locale = reader_locale(&req, signed_in.flatten());
+    req.extensions_mut().insert(locale);
+    let signed_in = signed_in.is_some();
     if path == "/login" && signed_in {
         return Redirect::to("/").into_response();
     }
@@ -143,11 +147,26 @@ async fn require_session(State(guard): State<Guard>, session: Session, req: Requ
     res
 }
 
-/// Whether `user`'s session still signs them in: begun within its lifetime, after the user's
-/// last password reset, and (a directory user) still granted something by their groups. One
-/// that no longer does is ended. A session in use is seen again (and so kept from its idle
-/// timeout) at most every quarter of the timeout, not on every request.
-async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
+/// The locale a request is answered in: the signed-in user's saved choice, else this browser's
+/// (its cookie), else the first of ours its `Accept-Language` prefers, else English.
+fn reader_locale(req: &Request, saved: Option<Locale>) -> Locale {
+    let header = |name| req.headers().get_all(name).iter().filter_map(|v| v.to_str().ok());
+    let cookie = || {
+        header(header::COOKIE)
+            .flat_map(|v| v.split(';'))
+            .find_map(|c| c.trim().strip_prefix(app::i18n::COOKIE)?.strip_prefix('='))
+            .and_then(|tag| Locale::ALL.into_iter().find(|l| l.tag() == tag))
+    };
+    let accepted = || header(header::ACCEPT_LANGUAGE).find_map(Locale::of_accept_language);
+    saved.or_else(cookie).or_else(accepted).unwrap_or_default()
+}
+
+/// Whether `user`'s session still signs them in (`Some`, with the language they saved, if any):
+/// begun within its lifetime, after the user's last password reset, and (a directory user)
+/// still granted something by their groups. One that no longer does is ended. A session in use
+/// is seen again (and so kept from its idle timeout) at most every quarter of the timeout, not
+/// on every request.
+async fn current(guard: &Guard, session: &Session, user: &str) -> Option<Option<Locale>> {
     let now = app::ssr::now_micros();
     let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
     let since = session.get::<i64>(SESSION_SINCE).await.ok().flatten();
@@ -171,8 +190,9 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
         if let Err(e) = session.flush().await {
             tracing::warn!(error = %e, "could not end a session");
         }
-        return false;
+        return None;
     }
+    let locale = facts.ok().flatten().and_then(|f| f.locale);
     let seen = session.get::<i64>(SESSION_SEEN).await.ok().flatten().unwrap_or(0);
     if now.saturating_sub(seen) > micros(guard.policy.idle / 4) {
         // NB: a changed session is saved with a new expiry: the idle timeout starts again.
@@ -180,7 +200,7 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> bool {
             tracing::warn!(error = %e, "could not keep a session alive");
         }
     }
-    true
+    Some(locale)
 }
 
 /// Refuses `req` as a server function answers: the error as JSON, once its body is drained.

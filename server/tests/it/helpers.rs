@@ -367,3 +367,9 @@ pub async fn signed_in_at(url: &str, name: &str) -> reqwest::Client {
     assert!(res.status().is_success() || res.status().is_redirection(), "{name} signs in: {}", res.status());
     client
 }
+
+/// The English words of a key of lbdesk's dictionaries (what a client naming no language of
+/// ours reads).
+pub fn english(key: &'static str) -> String {
+    app::i18n::Msg::new(key).to_string()
+}

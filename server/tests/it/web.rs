@@ -4,7 +4,7 @@ use app::domain::user::{CurrentUser, Role};
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use crate::helpers::{Backend, Lbdesk, Options, browser, spawn_lbdesk, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, browser, english, spawn_lbdesk, spawn_lbdesk_with};
 use crate::on_both_databases;
 
 on_both_databases!(
@@ -71,7 +71,7 @@ async fn a_wrong_password_and_an_unknown_user_get_the_same_answer(backend: Backe
     assert_eq!(unknown.status(), status);
     let unknown: AppError = unknown.json().await.expect("typed error");
     assert_eq!(wrong, unknown);
-    assert_eq!(wrong.for_field("password").as_deref(), Some(app::auth::WRONG_CREDENTIALS));
+    assert_eq!(wrong.for_field("password").as_deref(), Some(english("common.login.wrong").as_str()));
     assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED);
 }
 

@@ -44,7 +44,7 @@ mod tests {
         let err = allocator("20.1.0.0/24", "10.0.0.1/24", &[]).expect_err("host bits");
         let refusal = Refusal::from(err);
         assert_eq!(refusal.field.as_deref(), Some("ltm.cidr"));
-        assert_eq!(refusal.reason, "10.0.0.1/24 has host bits set; did you mean 10.0.0.0/24?");
+        assert_eq!(refusal.reason.to_string(), "10.0.0.1/24 has host bits set; did you mean 10.0.0.0/24?");
     }
 
     #[test]
@@ -55,7 +55,7 @@ mod tests {
             (None, Some("10.1.0.1"), "ltmip", "10.1.0.1 is not inside the LTM range 10.0.0.0/29"),
         ] {
             let refusal = Refusal::from(alloc.allocate("t2", ve, ltm).expect_err(reason));
-            assert_eq!((refusal.field.as_deref(), refusal.reason.as_str()), (Some(field), reason));
+            assert_eq!((refusal.field.as_deref(), refusal.reason.to_string().as_str()), (Some(field), reason));
         }
     }
 }

@@ -95,7 +95,7 @@ fn judge(desc: &str, got: Result<(), Denied>, want: &Want) {
         (Ok(()), Want::Allowed) => true,
         (Err(Denied::Malformed(r)), Want::Malformed(field, phrase))
         | (Err(Denied::Forbidden(r)), Want::Forbidden(field, phrase)) => {
-            r.field.as_deref() == *field && r.reason.contains(phrase)
+            r.field.as_deref() == *field && r.reason.to_string().contains(phrase)
         }
         _ => false,
     };

@@ -172,7 +172,10 @@ mod tests {
         assert!(ingresses_change(&[], &one, Phase::Enabled, LbType::Ingress).is_ok());
         let refused = ingresses_change(&[], &one, Phase::Disabled, LbType::Ingress).expect_err("disabled");
         assert_eq!(refused.field.as_deref(), Some("ingresses"));
-        assert_eq!(refused.reason, "F5 Ingresses can be added once the address is Enabled; it is Disabled.");
+        assert_eq!(
+            refused.reason.to_string(),
+            "F5 Ingresses can be added once the address is Enabled; it is Disabled."
+        );
         assert!(ingresses_change(&one, &[], Phase::Disabled, LbType::Ingress).is_ok(), "removed while Disabled");
         let mut edited = one.clone();
         edited[0].rules[0].path = "/shop".into();
@@ -183,7 +186,7 @@ mod tests {
     fn an_ingress_needs_a_route_and_a_valid_tls_secret() {
         let mut bare = ingress("web", None, "/", "svc01", 80);
         bare.rules.clear();
-        assert_eq!(validate_ingress(&bare).expect_err("no route").reason, "Add at least one route.");
+        assert_eq!(validate_ingress(&bare).expect_err("no route").reason.to_string(), "Add at least one route.");
         let mut tls = ingress("web", None, "/", "svc01", 80);
         tls.tls_secret = Some("web-tls".into());
         assert!(validate_ingress(&tls).is_ok());

@@ -156,7 +156,7 @@ mod tests {
         assert!(listener_deletable(&rules_on_web(0), "web").is_ok());
         assert!(listener_deletable(&rules_on_web(2), "api").is_ok(), "the rules are on another listener");
         assert_eq!(
-            listener_deletable(&rules_on_web(2), "web").expect_err("rules").reason,
+            listener_deletable(&rules_on_web(2), "web").expect_err("rules").reason.to_string(),
             "This listener has 2 rules; delete them first."
         );
     }
@@ -191,7 +191,7 @@ mod tests {
             assert_eq!(weights(&services).is_ok(), ok, "{services:?}");
         }
         assert_eq!(
-            weights(&[svc("a", 80, 70)]).expect_err("70").reason,
+            weights(&[svc("a", 80, 70)]).expect_err("70").reason.to_string(),
             "The weights add up to 70; they must add up to 100."
         );
     }
@@ -204,7 +204,7 @@ mod tests {
         let clash = listener("web2", 80, Protocol::Tcp);
         let r = validate_listeners(&[a.clone(), clash]).expect_err("port");
         assert_eq!(r.field.as_deref(), Some("listeners[1].port"));
-        assert_eq!(r.reason, "Port 80 is already used by listener web on this address.");
+        assert_eq!(r.reason.to_string(), "Port 80 is already used by listener web on this address.");
         assert!(validate_listeners(&[a.clone(), listener("web", 81, Protocol::Http)]).is_err(), "names too");
         let mut cookie_tcp = b;
         cookie_tcp.session = Session::Cookie;

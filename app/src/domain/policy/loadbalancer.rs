@@ -216,7 +216,7 @@ mod tests {
         for field in LB_LOCKED_FIELDS {
             assert!(lb_field_editable(field, 0).is_ok(), "{field}");
             let r = lb_field_editable(field, 1).expect_err("locked");
-            assert_eq!(r.reason, "Locked: in use by 1 address request; delete it first.");
+            assert_eq!(r.reason.to_string(), "Locked: in use by 1 address request; delete it first.");
             assert_eq!(r.field.as_deref(), Some(field));
         }
         assert!(lb_field_editable("ltm.url", 5).is_ok(), "not a locked field");
@@ -238,6 +238,7 @@ mod tests {
             lb_deletable(1, false)
                 .expect_err("in use")
                 .reason
+                .to_string()
                 .starts_with("Cannot delete: in use by 1 address request")
         );
         assert!(lb_deletable(0, true).is_err());
@@ -262,7 +263,9 @@ mod tests {
     fn duplicates_and_shared_tenants_are_refused() {
         let a = lb();
         assert!(lb_unique("a", &a, [("a", &a)]).is_ok(), "itself is no duplicate");
-        assert!(lb_unique("b", &a, [("a", &a)]).expect_err("dup").reason.contains("already has this LTM URL"));
+        assert!(
+            lb_unique("b", &a, [("a", &a)]).expect_err("dup").reason.to_string().contains("already has this LTM URL")
+        );
         let mut b = a.clone();
         b.ve.addr = "200.1.1.2".into();
         let r = lb_unique("b", &b, [("a", &a)]).expect_err("same tenant");

@@ -35,6 +35,7 @@ pub use ticket_use::*;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::crd::{LbType, Phase};
+use crate::i18n::Msg;
 
 /// Why an action is not allowed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
@@ -42,18 +43,18 @@ use crate::domain::crd::{LbType, Phase};
 pub struct Refusal {
     /// The form field (dotted path in the object's spec) the reason belongs beside, if any.
     pub field: Option<String>,
-    /// What the user reads.
-    pub reason: String,
+    /// What the user reads (in their locale: [`Msg::text`]).
+    pub reason: Msg,
 }
 
 impl Refusal {
     /// A refusal about one field.
-    pub fn field(field: impl Into<String>, reason: impl Into<String>) -> Refusal {
+    pub fn field(field: impl Into<String>, reason: impl Into<Msg>) -> Refusal {
         Refusal { field: Some(field.into()), reason: reason.into() }
     }
 
     /// A refusal of the whole action.
-    pub fn action(reason: impl Into<String>) -> Refusal {
+    pub fn action(reason: impl Into<Msg>) -> Refusal {
         Refusal { field: None, reason: reason.into() }
     }
 
@@ -72,9 +73,9 @@ impl Refusal {
 /// Allowed, or refused with a reason.
 pub type Verdict = Result<(), Refusal>;
 
-/// The reason text of a verdict, for a tooltip (`None` when allowed).
+/// The reason text of a verdict in the reader's locale, for a tooltip (`None` when allowed).
 pub fn reason(verdict: &Verdict) -> Option<String> {
-    verdict.as_ref().err().map(|r| r.reason.clone())
+    verdict.as_ref().err().map(|r| r.reason.text())
 }
 
 /// Whether what an address of type `wanted` carries (listeners, F5 Ingresses) may be put on one

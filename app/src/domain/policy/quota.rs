@@ -309,8 +309,8 @@ mod tests {
                 None => assert_eq!(got, Ok(()), "{what}"),
                 Some(says) => {
                     let refusal = got.expect_err(what);
-                    assert!(refusal.reason.contains(says), "{what}: {}", refusal.reason);
-                    assert!(refusal.reason.ends_with("A platform admin can raise it."), "{what}");
+                    assert!(refusal.reason.to_string().contains(says), "{what}: {}", refusal.reason.to_string());
+                    assert!(refusal.reason.to_string().ends_with("A platform admin can raise it."), "{what}");
                 }
             }
         }

@@ -210,7 +210,7 @@ mod tests {
         let other = Owner::Listener { ticket: "t1".into(), listener: "api".into() };
         assert_eq!(usage.candidates(&all, &other), [&all[2]]);
         assert_eq!(
-            usage.available("svc01", &other).expect_err("used").reason,
+            usage.available("svc01", &other).expect_err("used").reason.to_string(),
             "Service svc01 is already used by listener web of t1."
         );
     }
@@ -248,6 +248,9 @@ mod tests {
         let again = || Usage::of_namespace([("t1", &t1), ("t2", &t2)], [&rule], Some("t1"));
         assert_eq!(again().admit("t1", &listeners(&[("web", "svc03"), ("api", "svc01")])), Ok(()));
         let taken = again().admit("t1", &listeners(&[("web", "svc01"), ("api", "svc03")]));
-        assert_eq!(taken.expect_err("the rule's").reason, "Service svc03 is already used by listener web of t1.");
+        assert_eq!(
+            taken.expect_err("the rule's").reason.to_string(),
+            "Service svc03 is already used by listener web of t1."
+        );
     }
 }

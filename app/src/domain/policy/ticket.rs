@@ -148,7 +148,7 @@ mod tests {
             );
         }
         assert_eq!(
-            ticket_editable(Phase::Enabled).expect_err("refused").reason,
+            ticket_editable(Phase::Enabled).expect_err("refused").reason.to_string(),
             "Only a request that is Created or Failed can be edited; this one is Enabled."
         );
     }
@@ -161,7 +161,7 @@ mod tests {
             (0, 2, Some("In use by 2 F5 Ingresses; remove them first.")),
         ] {
             let usage = TicketUse { listeners, ingresses, ..Default::default() };
-            let got = ticket_disableable(Phase::Enabled, &usage).err().map(|r| r.reason);
+            let got = ticket_disableable(Phase::Enabled, &usage).err().map(|r| r.reason.to_string());
             assert_eq!(got.as_deref(), refused, "{listeners} listeners, {ingresses} ingresses");
         }
     }

@@ -14,6 +14,7 @@ use crate::components::form::{Field, FormError, action_error, field_error, navig
 use crate::components::loaded::Loaded;
 use crate::components::preview::PreviewPanel;
 use crate::domain::crd::{Protocol, Session};
+use crate::i18n::t;
 
 /// `/listeners/:ticket/new` and `/listeners/:ticket/:name/edit`
 #[component]
@@ -108,9 +109,9 @@ fn ListenerFormBody(choices: ListenerChoices) -> impl IntoView {
             </Field>
             <ServicesEditor services offered=choices.services.clone() error=field_error(error, "services") />
             <div class="form-actions">
-                <BusyButton label="Preview AS3" busy_label="Rendering…" busy=preview.pending()
+                <BusyButton label=t("common.preview_as3") busy_label=t("common.rendering") busy=preview.pending()
                     on_click=move |_| { preview.dispatch(PreviewListener { form: current() }); } />
-                <BusyButton label="Save" busy_label="Saving…" busy=save.pending() blocked=blocked.is_some() submit=true />
+                <BusyButton label=t("common.save") busy_label=t("common.saving") busy=save.pending() blocked=blocked.is_some() submit=true />
                 <A href=cancel attr:class="btn btn-ghost">"Cancel"</A>
             </div>
         </form>

@@ -66,7 +66,7 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
     let at = move |field: String| {
         Signal::derive(move || {
             live.with(|r| {
-                r.as_ref().filter(|r| r.field.as_deref().map(form_field) == Some(&field)).map(|r| r.reason.clone())
+                r.as_ref().filter(|r| r.field.as_deref().map(form_field) == Some(&field)).map(|r| r.reason.text())
             })
             .or_else(|| error.get().and_then(|e| e.for_field(&field)))
         })

@@ -4,12 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use app::auth::WRONG_CREDENTIALS;
 use app::error::AppError;
 use reqwest::StatusCode;
 
 use super::{Slapd, Style, lbdesk_edited, lbdesk_with, me, sign_in};
-use crate::helpers::{Backend, until};
+use crate::helpers::{Backend, english, until};
 use crate::log_capture::Capture;
 
 /// Signs `name` in (they must be let in) and returns the browser.
@@ -186,7 +185,10 @@ async fn local_accounts_switched_off_sign_no_one_in_and_the_page_does_not_offer_
     let lbdesk = lbdesk_with(Backend::Sqlite, &slapd, Style::OpenLdap, "localAccounts: false").await;
     let (client, status, body) = sign_in(&lbdesk, "admin", "admin-demo").await;
     assert!(!status.is_success(), "{body}");
-    assert_eq!(serde_json::from_str::<AppError>(&body).ok(), Some(AppError::invalid("password", WRONG_CREDENTIALS)));
+    assert_eq!(
+        serde_json::from_str::<AppError>(&body).ok(),
+        Some(AppError::invalid("password", english("common.login.wrong")))
+    );
     assert_eq!(me(&lbdesk, &client).await, Err(StatusCode::UNAUTHORIZED));
     let how = notes(&lbdesk).await.how;
     assert_eq!(how.as_deref(), Some("Sign in with your directory account."), "local accounts are not offered");

@@ -1,13 +1,12 @@
 //! Directory sign-in: groups to roles and projects, in both directories' ways; names that are
 //! LDAP filter syntax; refusals in the one message; the throttle and a fresh session id.
 
-use app::auth::{NO_GROUP, WRONG_CREDENTIALS};
 use app::domain::user::Role;
 use app::error::AppError;
 use reqwest::StatusCode;
 
 use super::{Slapd, Style, lbdesk_edited, lbdesk_with, me, sign_in};
-use crate::helpers::{Backend, signed_in};
+use crate::helpers::{Backend, english, signed_in};
 use crate::user::ok;
 
 /// Signs `name` in and returns their role and projects.
@@ -27,7 +26,7 @@ async fn refused(lbdesk: &crate::helpers::Lbdesk, name: &str, password: &str) ->
 }
 
 fn wrong() -> AppError {
-    AppError::invalid("password", WRONG_CREDENTIALS)
+    AppError::invalid("password", english("common.login.wrong"))
 }
 
 async fn active_directory_groups_give_roles_and_projects(backend: Backend) {
@@ -41,7 +40,10 @@ async fn active_directory_groups_give_roles_and_projects(backend: Backend) {
     let gina = granted(&lbdesk, "gina", "gina-directory").await;
     assert_eq!((gina.0.as_str(), gina.1), ("gina", Role::Admin));
     // A user in no mapped group gave the right password: told why, not let in.
-    assert_eq!(refused(&lbdesk, "hank", "hank-directory").await, AppError::invalid("password", NO_GROUP));
+    assert_eq!(
+        refused(&lbdesk, "hank", "hank-directory").await,
+        AppError::invalid("password", english("common.login.no_group"))
+    );
     // A disabled account, a wrong or empty password, an unknown name: the one message.
     for (name, password) in
         [("frank", "frank-directory"), ("dora", "wrong"), ("dora", ""), ("nobody", "x"), ("", "dora-directory")]

@@ -1,0 +1,203 @@
+//! The console's words in Chinese and English (`zh-CN`, `en`).
+//!
+//! Every word a page shows is a key into one dictionary per locale, kept in
+//! `app/locales/<locale>/<area>.json` (an area's keys start with its name). The server holds both
+//! dictionaries and renders each page in its reader's locale; the page carries that locale's
+//! dictionary to the browser in a `<meta>` (as the sign-in notes travel), so hydration sees the
+//! same words and the browser bundle carries keys, never the text of either language. Switching
+//! asks the server for the other dictionary ([`switch::SetLocale`]) and draws the page again.
+//!
+//! A message with parameters names them in braces: `{name}`; `{n:one|many}` picks `one` when
+//! `n` is 1, else `many` (English plurals; Chinese needs none); `{{` and `}}` are braces.
+//! Rules of the domain refuse with a [`Msg`] (a key and its arguments), which the page, the
+//! server function (in the caller's locale) and admission (in English, for kubectl's users and
+//! their tooling) each render.
+
+mod dict;
+mod msg;
+pub mod switch;
+
+pub use dict::Dict;
+#[cfg(feature = "hydrate")]
+pub use dict::install_from_page;
+#[cfg(not(feature = "hydrate"))]
+pub use dict::{dictionary, dictionary_json};
+pub use msg::{Arg, Msg};
+
+use serde::{Deserialize, Serialize};
+
+/// A language of the console.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Locale {
+    /// English: what a client that names no language we speak gets (scripts, `curl`).
+    #[default]
+    #[serde(rename = "en")]
+    En,
+    /// Simplified Chinese.
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+}
+
+/// The cookie remembering the locale of a browser (the sign-in page's, and a signed-in user's
+/// until the page is served from their saved choice).
+pub const COOKIE: &str = "lbdesk_locale";
+
+/// The `<meta>` carrying the page's dictionary to the browser.
+pub const META: &str = "lbdesk-i18n";
+
+impl Locale {
+    /// Every locale, in the order the switch offers them.
+    pub const ALL: [Locale; 2] = [Locale::ZhCn, Locale::En];
+
+    /// Its BCP 47 tag, as `<html lang>`, the cookie and the database say it.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Locale::En => "en",
+            Locale::ZhCn => "zh-CN",
+        }
+    }
+
+    /// Its name in its own language, as the switch shows it.
+    pub fn own_name(self) -> &'static str {
+        match self {
+            Locale::En => "English",
+            Locale::ZhCn => "中文",
+        }
+    }
+
+    /// The locale a language tag asks for: any Chinese (`zh`, `zh-CN`, `zh-Hans`, …) or any
+    /// English; `None` for the rest.
+    pub fn of_tag(tag: &str) -> Option<Locale> {
+        let primary = tag.trim().split(['-', '_']).next().unwrap_or_default();
+        if primary.eq_ignore_ascii_case("zh") {
+            Some(Locale::ZhCn)
+        } else if primary.eq_ignore_ascii_case("en") {
+            Some(Locale::En)
+        } else {
+            None
+        }
+    }
+
+    /// The locale an `Accept-Language` header prefers most among ours (by quality, then
+    /// order); `None` when it names none of them.
+    pub fn of_accept_language(header: &str) -> Option<Locale> {
+        let mut best: Option<(u16, Locale)> = None;
+        for range in header.split(',') {
+            let mut parts = range.split(';');
+            let Some(locale) = parts.next().and_then(Locale::of_tag) else { continue };
+            let quality = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .map_or(Some(1000), |q| q.trim().parse::<f32>().ok().map(|q| (q.clamp(0.0, 1.0) * 1000.0) as u16));
+            match quality {
+                Some(q) if q > 0 && best.is_none_or(|(b, _)| q > b) => best = Some((q, locale)),
+                _ => {}
+            }
+        }
+        best.map(|(_, locale)| locale)
+    }
+}
+
+/// The locale the words are being written in: on the server, the request's (its context); in
+/// the browser, the page's.
+pub fn locale() -> Locale {
+    dict::current().0
+}
+
+/// The words of `key` in the current locale (the key itself when no dictionary has it: a test
+/// keeps every key in both).
+pub fn t(key: &'static str) -> &'static str {
+    dict::current().1.get(key).unwrap_or(key)
+}
+
+/// `template` with its parameters filled in by `arg` (see the module's note on the syntax); a
+/// parameter `arg` does not know is left as written.
+pub fn fill(template: &str, arg: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let brace = &rest[at..];
+        if brace.starts_with("{{") || brace.starts_with("}}") {
+            out.push_str(&brace[..1]);
+            rest = &brace[2..];
+            continue;
+        }
+        let Some(end) = brace.find('}').filter(|_| brace.starts_with('{')) else {
+            out.push_str(&brace[..1]);
+            rest = &brace[1..];
+            continue;
+        };
+        let inside = &brace[1..end];
+        let (name, forms) = match inside.split_once(':') {
+            Some((name, forms)) => (name, forms.split_once('|')),
+            None => (inside, None),
+        };
+        match (arg(name), forms) {
+            (Some(value), Some((one, many))) => out.push_str(if value == "1" { one } else { many }),
+            (Some(value), None) => out.push_str(&value),
+            (None, _) => out.push_str(&brace[..=end]),
+        }
+        rest = &brace[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `template` with the parameters `args` (name, value) filled in.
+pub fn fill_with(template: &str, args: &[(&str, String)]) -> String {
+    fill(template, &|wanted| args.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone()))
+}
+
+/// The words of a key with parameters, in the current locale:
+/// `tf!("listeners.title_edit", name = l.name)`.
+#[macro_export]
+macro_rules! tf {
+    ($key:literal $(, $name:ident = $value:expr)* $(,)?) => {
+        $crate::i18n::fill_with(
+            $crate::i18n::t($key),
+            &[$((stringify!($name), ::std::string::ToString::to_string(&$value))),*],
+        )
+    };
+}
+
+/// A [`Msg`]: `msg!("refusals.port_range")`, `msg!("refusals.weights_sum", total = total)`.
+#[macro_export]
+macro_rules! msg {
+    ($key:literal $(, $name:ident = $value:expr)* $(,)?) => {
+        $crate::i18n::Msg::new($key)$(.arg(stringify!($name), ::std::string::ToString::to_string(&$value)))*
+    };
+}
+
+/// A ticket's phase in words (the seed's: 已创建, 已申请, …).
+pub fn phase(phase: crate::domain::crd::Phase) -> &'static str {
+    t(phase_key(phase))
+}
+
+/// A ticket's phase as a message (a parameter of another).
+pub fn phase_msg(phase: crate::domain::crd::Phase) -> Msg {
+    Msg::new(phase_key(phase))
+}
+
+fn phase_key(phase: crate::domain::crd::Phase) -> &'static str {
+    use crate::domain::crd::Phase;
+    match phase {
+        Phase::Created => "common.phase.created",
+        Phase::Requested => "common.phase.requested",
+        Phase::Enabled => "common.phase.enabled",
+        Phase::Failed => "common.phase.failed",
+        Phase::Disabled => "common.phase.disabled",
+        Phase::Deleted => "common.phase.deleted",
+    }
+}
+
+/// A user's role in words.
+pub fn role(role: crate::domain::user::Role) -> &'static str {
+    use crate::domain::user::Role;
+    match role {
+        Role::Admin => t("common.role.admin"),
+        Role::Tenant => t("common.role.tenant"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
