@@ -26,6 +26,8 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
+    // NB: the browser's languages decide a first visit's (tests/i18n.spec.ts runs in zh-CN).
+    locale: 'en-US',
     trace: 'retain-on-failure',
     launchOptions: {
       executablePath: '/usr/bin/chromium',

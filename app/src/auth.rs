@@ -94,7 +94,7 @@ async fn check_credentials(name: &str, password: String) -> Result<Option<crate:
         }
         // NB: why is logged (`Directory`), not told to whoever opens the sign-in page.
         (None, Some(Err(_)), directory) => {
-            Err(AppError::Refused(directory_down(directory.is_some_and(|d| d.local_accounts()))))
+            Err(AppError::Refused(crate::i18n::t(directory_down(directory.is_some_and(|d| d.local_accounts()))).into()))
         }
         _ => Ok(None),
     }
@@ -107,8 +107,9 @@ pub const SIGN_IN_NOTES: &str = "lbdesk-sign-in";
 /// accounts (the directory's, and local break-glass ones only when they may), then, when the
 /// last attempt to reach the directory failed, that it cannot be reached (why is in the log,
 /// not on a page anyone may open). The server
-/// composes the lines and writes them into every page's `<meta name="lbdesk-sign-in">` (one per
-/// line), where the browser reads them: hydration sees the same text, with no request more.
+/// composes the lines, as dictionary keys (so that the page can say them again in another
+/// language), and writes them into every page's `<meta name="lbdesk-sign-in">` (one per line),
+/// where the browser reads them: hydration sees the same, with no request more.
 pub fn sign_in_notes() -> Vec<String> {
     #[cfg(feature = "ssr")]
     {
@@ -130,11 +131,11 @@ pub fn sign_in_notes() -> Vec<String> {
     }
 }
 
-/// What the sign-in page and a refused sign-in say while the directory cannot be reached.
+/// The key of what the sign-in page and a refused sign-in say while the directory cannot be
+/// reached.
 #[cfg(feature = "ssr")]
-fn directory_down(local_accounts: bool) -> String {
-    let words = if local_accounts { "common.login.directory_down_local" } else { "common.login.directory_down" };
-    crate::i18n::t(words).to_string()
+fn directory_down(local_accounts: bool) -> &'static str {
+    if local_accounts { "common.login.directory_down_local" } else { "common.login.directory_down" }
 }
 
 /// The lines of [`sign_in_notes`], as the directory's configuration and state say now.
@@ -142,13 +143,13 @@ fn directory_down(local_accounts: bool) -> String {
 fn compose_sign_in_notes() -> Vec<String> {
     let Some(directory) = crate::ssr::state().ok().and_then(|s| s.directory) else { return Vec::new() };
     let local = directory.local_accounts();
-    let how = crate::i18n::t(if local { "common.login.how_local" } else { "common.login.how" });
+    let how = if local { "common.login.how_local" } else { "common.login.how" };
     let down = directory.last_failure().map(|_| {
         // NB: tried again meanwhile (not waited for), so that the page stops saying so once it is back.
         directory.probe_soon();
         directory_down(local)
     });
-    std::iter::once(how.to_string()).chain(down).collect()
+    std::iter::once(how).chain(down).map(String::from).collect()
 }
 
 /// Only a clean path on this site may follow sign-in (no open redirect). NB: browsers drop tabs
@@ -198,7 +199,8 @@ pub async fn switch_project(project: String) -> Result<(), AppError> {
     ssr::reply(
         async {
             dns_label("project", &project).map_err(ssr::refused)?;
-            ssr::guard::caller_for(Verb::Write, Target::Project(&project), "project by that name").await?;
+            let what = crate::i18n::t("errors.what.project");
+            ssr::guard::caller_for(Verb::Write, Target::Project(&project), what).await?;
             ssr::session()
                 .await?
                 .insert(SESSION_PROJECT, &project)

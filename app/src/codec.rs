@@ -77,7 +77,7 @@ impl<T: DeserializeOwned> Decodes<T> for JsonArgsEncoding {
 
     fn decode(bytes: Bytes) -> Result<T, Self::Error> {
         let text = std::str::from_utf8(&bytes)
-            .map_err(|_| ArgError { field: String::new(), message: "the body is not UTF-8".into() })?;
+            .map_err(|_| ArgError { field: String::new(), message: crate::i18n::t("errors.body_not_utf8").into() })?;
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text)).map_err(|e| {
             let message = e.inner().to_string();
             // NB: a missing field is reported at its parent; name the field itself.

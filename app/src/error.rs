@@ -107,8 +107,8 @@ fn bad_argument(text: &str) -> AppError {
         },
     };
     let more = if message.chars().nth(EXCERPT).is_some() { "…" } else { "" };
-    let excerpt: String = message.chars().take(EXCERPT).collect();
-    let e = AppError::invalid(field, format!("This argument does not fit: {excerpt}{more}"));
+    let excerpt: String = message.chars().take(EXCERPT).chain(more.chars()).collect();
+    let e = AppError::invalid(field, crate::tf!("errors.bad_argument", excerpt = excerpt));
     // NB: the call failed before its body ran, so nothing else sets the answer's status.
     #[cfg(feature = "ssr")]
     e.set_status();

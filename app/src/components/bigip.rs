@@ -109,12 +109,20 @@ fn member_state(state: MemberState) -> (&'static str, &'static str) {
     }
 }
 
-/// An RFC 3339 time as the section shows it: to the second, in UTC.
+/// An RFC 3339 time as the server writes it: to the second, in UTC (the browser shows it in
+/// the reader's locale and time zone, [`crate::components::server_html`]).
 fn shown(at: &str) -> String {
     match at.parse::<k8s_openapi::jiff::Timestamp>() {
         Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
         Err(_) => at.to_string(),
     }
+}
+
+/// The words of `key` with its `{at}` the time `at`, as a `<time>` the browser localizes.
+fn with_time(key: &'static str, at: &str) -> impl IntoView + use<> {
+    let words = t(key);
+    let (before, after) = words.split_once("{at}").unwrap_or((words, ""));
+    view! { {before}<time datetime=at.to_string()>{shown(at)}</time>{after} }
 }
 
 /// The section saying what BIG-IP runs of the listener (or, with `ingress`, the F5 Ingress)
@@ -201,11 +209,11 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
         asked,
         answered,
     } = view;
-    let since = (!since.is_empty()).then(|| crate::tf!("bigip.since", at = shown(&since)));
+    let since = (!since.is_empty()).then(|| with_time("bigip.since", &since));
     let unreachable = (!unreachable.0.is_empty()).then(|| {
         view! {
             <div class="callout callout-bad" role="status" data-testid="bigip-unreachable">
-                <strong>{t("bigip.unreachable")}</strong> {crate::tf!("bigip.unreachable_since", at = shown(&unreachable.1))} {unreachable.0}
+                <strong>{t("bigip.unreachable")}</strong> {with_time("bigip.unreachable_since", &unreachable.1)} {unreachable.0}
                 {t("bigip.seen_before")}
             </div>
         }
@@ -226,9 +234,9 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
     // NB: a plain form, no browser code: the answer comes back as the page, read anew.
     let read_now = (!ticket.is_empty()).then(|| {
         let said = match (asked.is_empty(), answered.is_empty()) {
-            (false, _) => crate::tf!("bigip.read.pending", at = shown(&asked)),
-            (true, false) => crate::tf!("bigip.read.last", at = shown(&answered)),
-            (true, true) => t("bigip.read.periodic").to_string(),
+            (false, _) => with_time("bigip.read.pending", &asked).into_any(),
+            (true, false) => with_time("bigip.read.last", &answered).into_any(),
+            (true, true) => t("bigip.read.periodic").into_any(),
         };
         view! {
             <form method="post" action="/api/bigip/read" class="toolbar">
@@ -276,12 +284,13 @@ mod tests {
             ingresses: vec![],
             answered: String::new(),
         };
-        let shown = html(OnBigipView::of(Some(&status), "web", false));
+        // NB: without the renderer's hydration markers, to read the text.
+        let shown = html(OnBigipView::of(Some(&status), "web", false)).replace("<!>", "");
         for said in [
             "Rejected by BIG-IP",
-            " since 2026-11-25 09:59:01 UTC",
+            r#" since <time datetime="2026-11-25T09:59:01.5Z">2026-11-25 09:59:01 UTC</time>"#,
             "BIG-IP unreachable",
-            "2026-11-25 10:00:00 UTC",
+            r#" since <time datetime="2026-11-25T10:00:00Z">2026-11-25 10:00:00 UTC</time>: "#,
             "1 of 2 members up",
             "10.2.0.6",
             "BIG-IP holds another version",
@@ -306,13 +315,19 @@ mod tests {
                 answered: answered.into(),
                 ..OnBigipView::of(None, "web", false)
             };
-            html(view)
+            html(view).replace("<!>", "")
         };
         let asked = at("2026-11-25T10:00:00Z", "");
         assert!(asked.contains(r#"action="/api/bigip/read""#) && asked.contains(r#"value="shop""#), "{asked}");
-        assert!(asked.contains("A read asked at 2026-11-25 10:00:00 UTC is not answered yet."), "{asked}");
+        let said = r#"A read asked at <time datetime="2026-11-25T10:00:00Z">2026-11-25 10:00:00 UTC</time> is not answered yet."#;
+        assert!(asked.contains(said), "{asked}");
         let answered = at("", "2026-11-25T10:00:01Z");
-        assert!(answered.contains("Last read on request at 2026-11-25 10:00:01 UTC."), "{answered}");
+        assert!(
+            answered.contains(
+                "Last read on request at <time datetime=\"2026-11-25T10:00:01Z\">2026-11-25 10:00:01 UTC</time>."
+            ),
+            "{answered}"
+        );
         assert!(at("", "").contains("Read again every polling period."));
         let nothing = html(OnBigipView::of(None, "web", false));
         assert!(!nothing.contains("Read BIG-IP now"), "nothing placed, nothing to read: {nothing}");

@@ -11,4 +11,5 @@ pub mod list;
 pub mod loaded;
 pub mod notice;
 pub mod preview;
+pub mod server_html;
 pub mod time;

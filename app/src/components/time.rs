@@ -1,9 +1,10 @@
-//! Times, shown in the user's locale once the page runs in the browser.
+//! Times, shown in the page's locale and the browser's time zone once the page runs there.
 
 use leptos::prelude::*;
 
-/// An RFC 3339 time: as written on the server, in the browser's locale once hydrated.
-/// The server renders the text alone (no signal, no effect): lists render many of these.
+/// An RFC 3339 time: as written on the server, in the page's locale and the browser's time
+/// zone once hydrated. The server renders the text alone (no signal, no effect): lists render
+/// many of these.
 #[component]
 pub fn LocalTime(#[prop(into)] at: String) -> impl IntoView {
     #[cfg(feature = "hydrate")]
@@ -11,9 +12,8 @@ pub fn LocalTime(#[prop(into)] at: String) -> impl IntoView {
         let text = RwSignal::new(at.clone());
         let iso = at.clone();
         Effect::new(move |_| {
-            let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(&iso));
-            if !date.get_time().is_nan() {
-                text.set(String::from(date.to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED)));
+            if let Some(local) = local(&iso) {
+                text.set(local);
             }
         });
         text
@@ -21,4 +21,14 @@ pub fn LocalTime(#[prop(into)] at: String) -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let shown = at.clone();
     view! { <time datetime=at>{shown}</time> }
+}
+
+/// `iso` (RFC 3339) in the page's locale and the browser's time zone; `None` when it is no time.
+#[cfg(feature = "hydrate")]
+pub fn local(iso: &str) -> Option<String> {
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(iso));
+    if date.get_time().is_nan() {
+        return None;
+    }
+    Some(String::from(date.to_locale_string(crate::i18n::locale().tag(), &wasm_bindgen::JsValue::UNDEFINED)))
 }

@@ -63,7 +63,7 @@ pub enum Verdict {
     /// Not signed in.
     Unauthenticated,
     /// Signed in, not allowed, and allowed to know that it exists (the reason is for the user).
-    Forbidden(&'static str),
+    Forbidden(crate::i18n::Msg),
     /// Signed in and not allowed to know it exists: answer as for an object that is not there.
     NotFound,
 }
@@ -82,16 +82,18 @@ pub fn authorize(principal: &Principal, verb: Verb, target: Target<'_>) -> Verdi
         Principal::Tenant { projects, .. } => projects,
     };
     match (target, verb) {
-        (Target::Loadbalancers | Target::AllProjects | Target::Accounts, _) => {
-            Verdict::Forbidden("This is for platform admins.")
-        }
+        (Target::Loadbalancers | Target::AllProjects | Target::Accounts, _) => admins_only(),
         (Target::Desk | Target::LoadbalancerChoices, Verb::Read) => Verdict::Allow,
-        (Target::Desk | Target::LoadbalancerChoices, Verb::Write) => Verdict::Forbidden("This is for platform admins."),
+        (Target::Desk | Target::LoadbalancerChoices, Verb::Write) => admins_only(),
         (Target::Project(p), _) if projects.iter().any(|m| m == p) => Verdict::Allow,
         // NB: another project's objects, and ownerless ones, are "not there" to a tenant: no
         // name, address or phase leaks through a different answer.
         (Target::Project(_) | Target::Unowned, _) => Verdict::NotFound,
     }
+}
+
+fn admins_only() -> Verdict {
+    Verdict::Forbidden(crate::msg!("refusals.admins_only"))
 }
 
 #[cfg(test)]
@@ -104,7 +106,8 @@ mod tests {
         let alice = Principal::Tenant { name: "alice".into(), projects: vec!["project-a".into()] };
         let none = Principal::Tenant { name: "nobody".into(), projects: vec![] };
         use Verb::{Read, Write};
-        let admins = Verdict::Forbidden("This is for platform admins.");
+        let admins = admins_only();
+        assert!(matches!(&admins, Verdict::Forbidden(said) if said.to_string() == "This is for platform admins."));
         let cases: Vec<(&Principal, Verb, Target, Verdict)> = vec![
             (&Principal::Anonymous, Read, Target::Project("project-a"), Verdict::Unauthenticated),
             (&Principal::Anonymous, Read, Target::LoadbalancerChoices, Verdict::Unauthenticated),

@@ -87,19 +87,16 @@ impl Mapping {
     pub fn check(&self) -> Result<(), Refusal> {
         let empty = |groups: &[String]| groups.iter().any(|g| g.trim().is_empty());
         if empty(&self.admins) {
-            return Err(Refusal::field("admins", "A group is empty: name it by its DN or its name."));
+            return Err(Refusal::field("admins", crate::msg!("refusals.mapping.empty_group")));
         }
         for (project, groups) in &self.projects {
             dns_label("projects", project)?;
             if groups.is_empty() || empty(groups) {
-                return Err(Refusal::field(
-                    format!("projects.{project}"),
-                    "Name at least one group, each by its DN or its name.",
-                ));
+                return Err(Refusal::field(format!("projects.{project}"), crate::msg!("refusals.mapping.no_group")));
             }
         }
         if self.admins.is_empty() && self.projects.is_empty() {
-            return Err(Refusal::field("admins", "The mapping grants nothing: name admin groups or projects."));
+            return Err(Refusal::field("admins", crate::msg!("refusals.mapping.grants_nothing")));
         }
         Ok(())
     }

@@ -22,6 +22,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 
 use super::crd::{Capacity, IpPair, LoadbalancerSpec};
+use crate::i18n::Msg;
 
 /// Which of the two ranges an address belongs to; also the form field it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -58,7 +59,30 @@ impl Side {
     }
 }
 
-/// Why an address cannot be had.
+/// Why an address that is in the range may not be handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reserve {
+    /// The network address of an IPv4 range shorter than /31.
+    Network,
+    /// The broadcast address of an IPv4 range shorter than /31.
+    Broadcast,
+    /// On the Loadbalancer's reserved list.
+    Administrator,
+}
+
+impl fmt::Display for Reserve {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reserve::Network => "the network address of the range",
+            Reserve::Broadcast => "the broadcast address of the range",
+            Reserve::Administrator => "reserved by the administrator",
+        })
+    }
+}
+
+/// Why an address cannot be had. Its `Display` (English) is for logs and the status the
+/// reconciler writes; a reader is told [`AllocError::msg`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub enum AllocError {
     /// Not an address, or outside the range.
@@ -66,7 +90,7 @@ pub enum AllocError {
     OutOfRange { side: Side, addr: String, cidr: String },
     /// Reserved by the administrator, or the network/broadcast address.
     #[error("{addr} is {why} and cannot be handed out")]
-    Reserved { side: Side, addr: String, why: String },
+    Reserved { side: Side, addr: String, why: Reserve },
     /// Already handed out to another ticket. NB: the message names no ticket: the holder may
     /// be another project's, and who holds what is not a tenant's to learn.
     #[error("{addr} is already taken by another address request")]
@@ -86,6 +110,28 @@ impl AllocError {
             | AllocError::Exhausted { side, .. } => side.field(),
         }
     }
+
+    /// What the reader is told (the same words as the `Display`, in their locale).
+    pub fn msg(&self) -> Msg {
+        match self {
+            AllocError::OutOfRange { side, addr, cidr } => {
+                crate::msg!("refusals.ipam.out_of_range", addr = addr, side = side.label(), cidr = cidr)
+            }
+            AllocError::Reserved { addr, why: Reserve::Network, .. } => {
+                crate::msg!("refusals.ipam.network_address", addr = addr)
+            }
+            AllocError::Reserved { addr, why: Reserve::Broadcast, .. } => {
+                crate::msg!("refusals.ipam.broadcast_address", addr = addr)
+            }
+            AllocError::Reserved { addr, why: Reserve::Administrator, .. } => {
+                crate::msg!("refusals.ipam.reserved", addr = addr)
+            }
+            AllocError::Taken { addr, .. } => crate::msg!("refusals.ipam.taken", addr = addr),
+            AllocError::Exhausted { side, cidr } => {
+                crate::msg!("refusals.ipam.exhausted", side = side.label(), cidr = cidr)
+            }
+        }
+    }
 }
 
 /// Why a Loadbalancer's ranges give no allocator: the spec field at fault (`ve.cidr`,
@@ -96,8 +142,8 @@ impl AllocError {
 pub struct RangeError {
     /// The Loadbalancer spec field the reason belongs beside.
     pub field: &'static str,
-    /// What the user reads.
-    pub reason: String,
+    /// What the user reads (logs and ticket messages: its English `Display`).
+    pub reason: Msg,
 }
 
 /// Both ranges of a Loadbalancer, with what is taken (kept by the [`Ledger`]).
@@ -269,6 +315,7 @@ mod tests {
                         }
                         (Err(e), Err(msg)) => {
                             assert_eq!(e.to_string(), msg, "{what}");
+                            assert_eq!(e.msg().to_string(), msg, "{what}: the reader's words, in English");
                             assert_eq!(alloc, before, "{what}: a failed allocation records nothing");
                         }
                         (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
@@ -332,13 +379,13 @@ mod tests {
         ] {
             let err = PairAllocator::new(&spec(ve, ltm, reserved.as_slice()), &[]).expect_err("refused");
             assert_eq!(err.field, field, "{ve} {ltm} {reserved:?}");
-            assert!(err.reason.contains(msg), "{}", err.reason);
+            assert!(err.reason.to_string().contains(msg), "{}", err.reason);
             assert_eq!(err.to_string(), format!("{field}: {}", err.reason), "logs name the field");
         }
         // A huge value is quoted cut short, not sent back whole.
         let huge = "x".repeat(100_000);
         let err = PairAllocator::new(&spec(&huge, "10.0.0.0/24", None.as_slice()), &[]).expect_err("refused");
-        assert!(err.reason.len() < 200, "{} bytes", err.reason.len());
+        assert!(err.reason.to_string().len() < 200, "{} bytes", err.reason.to_string().len());
     }
 
     #[test]

@@ -86,7 +86,9 @@ mod server {
     });
 
     static JSON: LazyLock<[String; 2]> = LazyLock::new(|| {
-        [Locale::En, Locale::ZhCn].map(|l| serde_json::to_string(&merged(l)).unwrap_or_else(|_| "{}".into()))
+        // NB: `<` escaped, so that the text can sit in the page's `<script>` data block.
+        [Locale::En, Locale::ZhCn]
+            .map(|l| serde_json::to_string(&merged(l)).unwrap_or_else(|_| "{}".into()).replace('<', "\\u003c"))
     });
 
     /// The dictionary of `locale`.
@@ -94,7 +96,8 @@ mod server {
         &DICTS[locale as usize]
     }
 
-    /// The dictionary of `locale` as the browser receives it: one JSON object, key to text.
+    /// The dictionary of `locale` as the browser receives it: one JSON object, key to text (no
+    /// `<` in it).
     pub fn dictionary_json(locale: Locale) -> &'static str {
         &JSON[locale as usize]
     }
@@ -158,14 +161,14 @@ mod browser {
         true
     }
 
-    /// Takes the page's dictionary and locale (its `<meta>` and `<html lang>`), before the
+    /// Takes the page's dictionary and locale (its data block and `<html lang>`), before the
     /// page hydrates.
     pub fn install_from_page() {
         let document = leptos::prelude::document();
         let locale = document.document_element().and_then(|html| html.get_attribute("lang"));
         let locale = locale.as_deref().and_then(Locale::of_tag).unwrap_or_default();
-        let meta = document.query_selector(&format!("meta[name={}]", super::super::META));
-        if let Some(json) = meta.ok().flatten().and_then(|m| m.get_attribute("content")) {
+        let block = document.get_element_by_id(super::super::DICTIONARY_ID);
+        if let Some(json) = block.and_then(|b| b.text_content()) {
             install(locale, &json);
         }
     }

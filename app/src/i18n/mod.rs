@@ -3,7 +3,7 @@
 //! Every word a page shows is a key into one dictionary per locale, kept in
 //! `app/locales/<locale>/<area>.json` (an area's keys start with its name). The server holds both
 //! dictionaries and renders each page in its reader's locale; the page carries that locale's
-//! dictionary to the browser in a `<meta>` (as the sign-in notes travel), so hydration sees the
+//! dictionary to the browser in a JSON data block, so hydration sees the
 //! same words and the browser bundle carries keys, never the text of either language. Switching
 //! asks the server for the other dictionary ([`switch::SetLocale`]) and draws the page again.
 //!
@@ -42,8 +42,8 @@ pub enum Locale {
 /// until the page is served from their saved choice).
 pub const COOKIE: &str = "lbdesk_locale";
 
-/// The `<meta>` carrying the page's dictionary to the browser.
-pub const META: &str = "lbdesk-i18n";
+/// The id of the page's element carrying its dictionary to the browser.
+pub const DICTIONARY_ID: &str = "lbdesk-i18n";
 
 impl Locale {
     /// Every locale, in the order the switch offers them.
@@ -107,6 +107,12 @@ pub fn locale() -> Locale {
 /// keeps every key in both).
 pub fn t(key: &'static str) -> &'static str {
     dict::current().1.get(key).unwrap_or(key)
+}
+
+/// The words of a key that came as data (the server's sign-in notes), in the current locale;
+/// the key itself when no dictionary has it.
+pub fn t_of(key: &str) -> String {
+    dict::current().1.get(key).map_or_else(|| key.to_string(), str::to_string)
 }
 
 /// `template` with its parameters filled in by `arg` (see the module's note on the syntax); a

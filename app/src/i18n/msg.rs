@@ -76,17 +76,3 @@ impl std::fmt::Display for Msg {
         f.write_str(&self.text())
     }
 }
-
-// TRANSITIONAL: text not yet a key, shown as it is.
-impl From<String> for Msg {
-    fn from(text: String) -> Msg {
-        Msg { key: Cow::Owned(text), args: Vec::new() }
-    }
-}
-
-// TRANSITIONAL: text not yet a key, shown as it is.
-impl From<&str> for Msg {
-    fn from(text: &str) -> Msg {
-        Msg { key: Cow::Owned(text.to_string()), args: Vec::new() }
-    }
-}

@@ -211,3 +211,15 @@ fn every_key_is_used_and_every_key_used_is_in_the_dictionaries() {
     let unused: Vec<_> = known.iter().filter(|k| !used.contains_key(*k)).collect();
     assert!(unused.is_empty(), "keys in the dictionaries no source uses: {unused:#?}");
 }
+
+#[test]
+fn the_dictionary_a_page_carries_is_json_without_a_tag() {
+    for locale in Locale::ALL {
+        let json = dictionary_json(locale);
+        assert!(!json.contains('<'), "{}: nothing can close the page's data block", locale.tag());
+        let parsed: BTreeMap<String, String> = serde_json::from_str(json).expect("a JSON object");
+        let merged: usize = files(locale).iter().map(|(_, words)| words.len()).sum();
+        assert_eq!(parsed.len(), merged, "{}: every key of every area", locale.tag());
+        assert_eq!(parsed.get("common.save").map(String::as_str), dictionary(locale).get("common.save"));
+    }
+}

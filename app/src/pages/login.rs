@@ -41,8 +41,8 @@ pub fn Login() -> impl IntoView {
                     "lbdesk"
                 </h1>
                 <p class="muted">{t("common.login.tagline")}</p>
-                {how.map(|how| view! { <p class="muted" data-testid="sign-in-how">{how}</p> })}
-                {down.map(|down| view! { <p class="notice-bad" role="status" data-testid="directory-down">{down}</p> })}
+                {how.map(|how| view! { <p class="muted" data-testid="sign-in-how">{crate::i18n::t_of(&how)}</p> })}
+                {down.map(|down| view! { <p class="notice-bad" role="status" data-testid="directory-down">{crate::i18n::t_of(&down)}</p> })}
                 <form method="post" action=LoginAction::url() on:submit=submit>
                     <input type="hidden" name="next" value=next />
                     <div class="field">

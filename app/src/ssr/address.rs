@@ -15,11 +15,14 @@ use crate::domain::as3;
 use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::cis_ingress;
 use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, Loadbalancer, Phase};
-use crate::domain::policy::{Limits, Owner, Usage, View, dns_label, object_name, shown, ticket_cluster};
+use crate::domain::policy::{Limits, Owner, Usage, View, dns_label, escaped, object_name, ticket_cluster};
 use crate::error::AppError;
 
-/// What a missing request, or another project's, is called in the answer.
-pub const WHAT: &str = "such address request";
+/// What a missing request, or another project's, is called in the answer (in the reader's
+/// words).
+pub fn what() -> &'static str {
+    crate::i18n::t("errors.what.address_request")
+}
 
 /// What a request is to the authorization rule: an object of its project.
 pub fn target(t: &Lbticket) -> Target<'_> {
@@ -35,8 +38,8 @@ pub async fn ticket(caller: &Caller, verb: Verb, name: &str) -> Result<Lbticket,
     object_name("name", name).map_err(refused)?;
     let cached = super::state()?.caches.get::<Lbticket>(name).await;
     let t = cached.map_err(|e| super::internal("could not read the management cluster", e))?;
-    let t = t.ok_or_else(|| not_found(WHAT))?;
-    caller.may(verb, target(&t), WHAT)?;
+    let t = t.ok_or_else(|| not_found(what()))?;
+    caller.may(verb, target(&t), what())?;
     Ok((*t).clone())
 }
 
@@ -46,7 +49,7 @@ pub async fn visible(caller: &Caller, project: &str) -> Result<Vec<Lbticket>, Ap
     if !project.is_empty() {
         dns_label("project", project).map_err(refused)?;
     }
-    let wanted = if caller.may(Verb::Read, Target::AllProjects, WHAT).is_ok() {
+    let wanted = if caller.may(Verb::Read, Target::AllProjects, what()).is_ok() {
         project.to_string()
     } else {
         caller.user.project.clone().unwrap_or_default()
@@ -58,7 +61,7 @@ pub async fn visible(caller: &Caller, project: &str) -> Result<Vec<Lbticket>, Ap
     };
     let tickets =
         Api::<Lbticket>::all(super::mgmt()?).list(&params).await.map_err(|e| kube_error("address requests", e))?;
-    Ok(tickets.items.into_iter().filter(|t| caller.may(Verb::Read, target(t), WHAT).is_ok()).collect())
+    Ok(tickets.items.into_iter().filter(|t| caller.may(Verb::Read, target(t), what()).is_ok()).collect())
 }
 
 /// A page of the addresses for `lbtype` the caller may see ([`visible`]), deleted ones left
@@ -100,9 +103,10 @@ pub fn check_names(ticket: &str, name: &str) -> Result<(), AppError> {
 /// The client of member cluster `cluster`.
 pub fn member(cluster: &str) -> Result<kube::Client, AppError> {
     let state = super::state()?;
-    state.clusters.member(cluster).ok_or_else(|| {
-        AppError::Refused(format!("The member cluster {} is not reachable from lbdesk.", shown(cluster)))
-    })
+    state
+        .clusters
+        .member(cluster)
+        .ok_or_else(|| AppError::Refused(crate::tf!("errors.member_unreachable", cluster = escaped(cluster))))
 }
 
 /// The management cluster's load balancers, requests, rules and quotas, read once per change

@@ -15,8 +15,9 @@ use super::{kube_error, preview, refused};
 use crate::components::address::ServiceChoice;
 use crate::domain::access::Verb;
 use crate::domain::crd::{F5Ingress, Lbrule, Lbticket, LbticketSpec, Listener};
-use crate::domain::policy::{check_change, shown};
+use crate::domain::policy::{check_change, escaped};
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// What a screen changes in an address request: one of its listeners or F5 Ingresses, put
 /// (added, or put over the one of its name when `editing`) or removed.
@@ -58,13 +59,13 @@ impl Edit {
     pub fn apply(&self, spec: &mut LbticketSpec) -> Result<Option<usize>, AppError> {
         match self {
             Edit::PutListener { listener, editing } => {
-                put_named(&mut spec.listeners, listener.clone(), |l| &l.name, *editing, "listener").map(Some)
+                put_named(&mut spec.listeners, listener.clone(), |l| &l.name, *editing, Kind::Listener).map(Some)
             }
             Edit::PutIngress { ingress, editing } => {
-                put_named(&mut spec.ingresses, ingress.clone(), |i| &i.name, *editing, "F5 Ingress").map(Some)
+                put_named(&mut spec.ingresses, ingress.clone(), |i| &i.name, *editing, Kind::Ingress).map(Some)
             }
-            Edit::RemoveListener(name) => remove_named(&mut spec.listeners, name, |l| &l.name, "listener"),
-            Edit::RemoveIngress(name) => remove_named(&mut spec.ingresses, name, |i| &i.name, "F5 Ingress"),
+            Edit::RemoveListener(name) => remove_named(&mut spec.listeners, name, |l| &l.name, Kind::Listener),
+            Edit::RemoveIngress(name) => remove_named(&mut spec.ingresses, name, |i| &i.name, Kind::Ingress),
         }
     }
 
@@ -92,6 +93,32 @@ impl Edit {
     }
 }
 
+/// What an edit puts or removes, as its errors name it.
+#[derive(Clone, Copy)]
+enum Kind {
+    Listener,
+    Ingress,
+}
+
+impl Kind {
+    /// The answer when there is no such one.
+    fn not_found(self) -> AppError {
+        not_found(match self {
+            Kind::Listener => t("errors.what.listener"),
+            Kind::Ingress => t("errors.what.ingress"),
+        })
+    }
+
+    /// The refusal of a second one named `name`.
+    fn name_taken(self, name: &str) -> AppError {
+        let said = match self {
+            Kind::Listener => crate::msg!("refusals.listener.name_taken", name = name),
+            Kind::Ingress => crate::msg!("refusals.ingress.name_taken", name = name),
+        };
+        AppError::invalid("name", said.text())
+    }
+}
+
 /// Puts `item` into `items`: over the one of its name when `editing`, else after them (a name
 /// taken is refused beside `name`; `what` names the kind). Returns where it went.
 fn put_named<T>(
@@ -99,7 +126,7 @@ fn put_named<T>(
     item: T,
     named: impl Fn(&T) -> &str,
     editing: bool,
-    what: &str,
+    what: Kind,
 ) -> Result<usize, AppError> {
     let name = named(&item).to_string();
     match (items.iter().position(|i| named(i) == name), editing) {
@@ -111,8 +138,8 @@ fn put_named<T>(
             items.push(item);
             Ok(items.len() - 1)
         }
-        (Some(_), false) => Err(AppError::invalid("name", format!("Another {what} is already named {name}."))),
-        (None, true) => Err(not_found(&format!("such {what}"))),
+        (Some(_), false) => Err(what.name_taken(&name)),
+        (None, true) => Err(what.not_found()),
     }
 }
 
@@ -120,11 +147,11 @@ fn remove_named<T>(
     items: &mut Vec<T>,
     name: &str,
     named: impl Fn(&T) -> &str,
-    what: &str,
+    what: Kind,
 ) -> Result<Option<usize>, AppError> {
     let before = items.len();
     items.retain(|i| named(i) != name);
-    if items.len() == before { Err(not_found(&format!("such {what}"))) } else { Ok(None) }
+    if items.len() == before { Err(what.not_found()) } else { Ok(None) }
 }
 
 /// Saves `edit` of request `ticket` for the signed-in caller, the request unchanged since
@@ -179,10 +206,8 @@ async fn checked(before: &Lbticket, after: &Lbticket, edit: &Edit) -> Result<(),
     if !secrets.is_empty() {
         let held = tls_secrets(cluster, &after.spec.namespace).await?;
         if let Some(missing) = secrets.into_iter().find(|s| !held.contains(s)) {
-            return Err(AppError::invalid(
-                "tlsSecret",
-                format!("There is no TLS Secret {} in namespace {}.", shown(&missing), after.spec.namespace),
-            ));
+            let said = crate::tf!("errors.no_tls_secret", secret = escaped(&missing), namespace = after.spec.namespace);
+            return Err(AppError::invalid("tlsSecret", said));
         }
     }
     // NB: a listener put is the change that can make the tenant's declaration one CIS refuses
@@ -190,7 +215,7 @@ async fn checked(before: &Lbticket, after: &Lbticket, edit: &Edit) -> Result<(),
     if let Edit::PutListener { .. } = edit {
         let rules: Vec<Lbrule> = world.rules_on(after).cloned().collect();
         if let Err(why) = preview::render(&world, after, &rules)?.1 {
-            return Err(AppError::Refused(format!("The AS3 declaration would be invalid: {why}")));
+            return Err(AppError::Refused(crate::tf!("errors.as3_invalid", why = why)));
         }
     }
     Ok(())
@@ -204,18 +229,13 @@ pub fn real_ports<'a>(
     for (field, service, port) in wanted {
         match offered.iter().find(|s| s.name == service) {
             None => {
-                return Err(AppError::invalid(
-                    field,
-                    format!("There is no Service {} in this namespace.", shown(service)),
-                ));
+                return Err(AppError::invalid(field, crate::tf!("errors.no_service", service = escaped(service))));
             }
             Some(s) if !s.ports.contains(&port) => {
                 let ports: Vec<String> = s.ports.iter().map(u16::to_string).collect();
                 let field = field.strip_suffix(".service").map_or(field.clone(), |at| format!("{at}.port"));
-                return Err(AppError::invalid(
-                    field,
-                    format!("Service {service} has no port {port}; it has {}.", ports.join(", ")),
-                ));
+                let said = crate::tf!("errors.no_port", service = service, port = port, ports = ports.join(", "));
+                return Err(AppError::invalid(field, said));
             }
             Some(_) => {}
         }
@@ -263,12 +283,13 @@ mod tests {
         let add = Edit::PutListener { listener: listener("b", 81), editing: false };
         assert_eq!(add.apply(&mut spec), Ok(Some(1)));
         let again = Edit::PutListener { listener: listener("b", 82), editing: false };
-        assert!(matches!(again.apply(&mut spec), Err(AppError::Invalid { field, .. }) if field == "name"));
+        assert_eq!(again.apply(&mut spec), Err(AppError::invalid("name", "Another listener is already named b.")));
         let edit = Edit::PutListener { listener: listener("b", 82), editing: true };
         assert_eq!(edit.apply(&mut spec), Ok(Some(1)));
         assert_eq!(spec.listeners[1].port, 82);
         let missing = Edit::PutListener { listener: listener("c", 83), editing: true };
-        assert!(matches!(missing.apply(&mut spec), Err(AppError::NotFound(_))));
+        let gone = AppError::NotFound("There is no such listener in your projects.".into());
+        assert_eq!(missing.apply(&mut spec), Err(gone));
         assert_eq!(Edit::RemoveListener("a".into()).apply(&mut spec), Ok(None));
         assert!(matches!(Edit::RemoveListener("a".into()).apply(&mut spec), Err(AppError::NotFound(_))));
         assert_eq!(spec.listeners, vec![listener("b", 82)]);

@@ -35,12 +35,13 @@ pub async fn caller_for(verb: Verb, target: Target<'_>, what: &str) -> Result<Ca
 
 impl Caller {
     /// Whether the caller may `verb` the `target`. A refusal the caller may not learn about
-    /// answers as if `what` did not exist, in the same words as a real absence.
+    /// answers as if `what` (in the reader's words: see [`not_found`]) did not exist, in the same
+    /// words as a real absence.
     pub fn may(&self, verb: Verb, target: Target<'_>, what: &str) -> Result<(), AppError> {
         match authorize(&self.principal, verb, target) {
             Verdict::Allow => Ok(()),
             Verdict::Unauthenticated => Err(AppError::Unauthorized),
-            Verdict::Forbidden(reason) => Err(AppError::Forbidden(reason.into())),
+            Verdict::Forbidden(reason) => Err(AppError::Forbidden(reason.text())),
             Verdict::NotFound => Err(not_found(what)),
         }
     }
@@ -126,6 +127,8 @@ impl<T> Written<T> {
 }
 
 /// The answer for an object that is absent or not the caller's: the same words either way.
+/// `what` is in the reader's words, e.g. `t("errors.what.address_request")` ("such address
+/// request"): "There is no such address request in your projects."
 pub fn not_found(what: &str) -> AppError {
-    AppError::NotFound(format!("There is no {what} in your projects."))
+    AppError::NotFound(crate::tf!("errors.not_found", what = what))
 }

@@ -51,12 +51,12 @@ pub const SESSION_PROJECT: &str = "project";
 
 /// The server state, provided to every server function by `leptos_routes`.
 pub fn state() -> Result<AppState, AppError> {
-    use_context::<AppState>().ok_or_else(|| AppError::Internal("server state is missing".into()))
+    use_context::<AppState>().ok_or_else(|| internal("server state is missing", "no AppState in the context"))
 }
 
 /// The request's session.
 pub async fn session() -> Result<Session, AppError> {
-    leptos_axum::extract::<Session>().await.map_err(|e| AppError::Internal(format!("session unavailable: {e}")))
+    leptos_axum::extract::<Session>().await.map_err(|e| internal("session unavailable", e))
 }
 
 /// Remembers `locale` in this browser: a cookie the pages are served in (until a signed-in
@@ -70,10 +70,11 @@ pub fn remember_locale(locale: crate::i18n::Locale) {
     }
 }
 
-/// Logs `e` and turns it into an error fit for a browser (no internals leak).
+/// Logs `e` with `context` (in English, for the log) and turns it into an error fit for a
+/// browser: no internals leak, and the reader is told, in their words, that the log has them.
 pub fn internal(context: &str, e: impl std::fmt::Display) -> AppError {
     tracing::error!(error = %e, "{context}");
-    AppError::Internal(format!("{context}; the server log has details"))
+    AppError::Internal(crate::i18n::t("errors.internal").into())
 }
 
 /// The signed-in account, or `Unauthorized`.
@@ -123,10 +124,12 @@ pub fn mgmt() -> Result<kube::Client, AppError> {
 /// A Kubernetes error as the user should see it: conflicts pass through; a refusal (admission's,
 /// or the API's own check) is read from its Status's cause, placed beside its field (a path in
 /// the spec: `spec.veip` is the form's `veip`) when it names one; the rest is logged.
+/// NB: admission's refusals are in English (kubectl's words): the page's own checks, made
+/// first, refuse in the reader's.
 pub fn kube_error(context: &str, e: kube::Error) -> AppError {
     match e {
         kube::Error::Api(s) if s.code == 409 => AppError::Conflict(LOST_RACE.into()),
-        kube::Error::Api(s) if s.code == 404 => AppError::NotFound(format!("{context}: not found")),
+        kube::Error::Api(s) if s.code == 404 => AppError::NotFound(crate::tf!("errors.kube_not_found", what = context)),
         kube::Error::Api(s) if matches!(s.code, 400 | 403 | 422) => {
             let cause = s.details.as_ref().and_then(|d| d.causes.first());
             match cause {
@@ -148,11 +151,28 @@ pub fn unchanged_since(loaded: i64, current: &kube::api::ObjectMeta) -> Result<(
     if current.generation == Some(loaded) { Ok(()) } else { Err(AppError::Conflict(STALE.into())) }
 }
 
+/// The words of a key, taken in the reader's locale where they are used:
+/// `AppError::Conflict(STALE.into())`.
+#[derive(Clone, Copy, Debug)]
+pub struct Words(&'static str);
+
+impl From<Words> for String {
+    fn from(words: Words) -> String {
+        crate::i18n::t(words.0).to_string()
+    }
+}
+
+impl PartialEq<Words> for String {
+    fn eq(&self, words: &Words) -> bool {
+        self == crate::i18n::t(words.0)
+    }
+}
+
 /// What a write that lost a race on `resourceVersion` says, when trying again did not help.
-pub const LOST_RACE: &str = "Someone changed this in the meantime; reload and try again.";
+pub const LOST_RACE: Words = Words("errors.lost_race");
 
 /// What a form loaded before someone else's edit is told: trying again cannot help.
-pub const STALE: &str = "This was changed since you opened it; reload and try again.";
+pub const STALE: Words = Words("errors.stale");
 
 /// Runs `write` again (six attempts in all) when it lost a race on `resourceVersion`
 /// ([`LOST_RACE`]; not a [`STALE`] form, which only a reload mends). Each

@@ -13,7 +13,7 @@ use super::address::{World, project_of};
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
+use crate::domain::as3::validate::{MAX_BYTES, fits, sent_bytes, share_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
 use crate::domain::policy::{Held, within_quota};
@@ -34,14 +34,14 @@ pub fn render(
     let lb = world
         .loadbalancer_of(changed)
         .cloned()
-        .ok_or_else(|| AppError::Refused("The load balancer of this address request is gone.".into()))?;
+        .ok_or_else(|| AppError::Refused(crate::i18n::t("errors.loadbalancer_gone").into()))?;
     let rendered = match tenant(world, &lb, Some((changed, rules))) {
         Err(fault) => Err(said_to(name, &[fault])),
         Ok(rendered) => match fits(&rendered.adc) {
             // NB: the size names no one: the caller whose change makes the tenant larger than
             // it fits is told so. A change that does not grow it is taken (until the tenant is
             // made to fit, every request of it says it is held back).
-            Err(size) if grows(world, &lb, &rendered) => Err(size.to_string()),
+            Err(_) if grows(world, &lb, &rendered) => Err(too_large(&rendered.adc)),
             _ => match within_share(world, &lb, changed, &rendered) {
                 Err(why) => Err(why),
                 Ok(()) => {
@@ -116,6 +116,12 @@ fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Re
     within_quota(&limits, &was, &now, lb_name).map_err(|r| r.reason.text())
 }
 
+/// What the caller whose change makes the declaration `adc` too large for its ConfigMap is told
+/// (the words of [`fits`], which the reconciler writes in English, in the reader's).
+fn too_large(adc: &str) -> String {
+    crate::tf!("errors.declaration_too_large", kib = sent_bytes(adc).div_ceil(1024), limit = MAX_BYTES / 1024)
+}
+
 /// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.
 fn grows(world: &World, lb: &Loadbalancer, after: &Rendered) -> bool {
     match tenant(world, lb, None) {
@@ -135,11 +141,7 @@ fn said_to(name: &str, faults: &[as3::Fault]) -> String {
         .filter(|f| f.origin.as_ref().is_some_and(|o| o.ticket == name))
         .map(ToString::to_string)
         .collect();
-    if own.is_empty() {
-        "this AS3 tenant, which other address requests share, cannot take a change now: its declaration is invalid outside this request; the platform admins are told".into()
-    } else {
-        own.join("; ")
-    }
+    if own.is_empty() { crate::i18n::t("errors.tenant_invalid_elsewhere").into() } else { own.join("; ") }
 }
 
 /// The applications of `namespace` in `tenant` of an ADC declaration: all a caller who may
@@ -228,6 +230,13 @@ mod tests {
         assert!(!said_to("shop", &[tenant_wide]).contains("ConfigMap"));
         let said = said_to("shop", &[theirs, fault("shop", "port 80 twice")]);
         assert!(said.contains("port 80 twice") && !said.contains("bobsecret"), "{said}");
+    }
+
+    #[test]
+    fn a_declaration_too_large_is_said_as_the_reconciler_says_it() {
+        let adc = format!("{{\"remark\":\"{}\"}}", "x".repeat(MAX_BYTES));
+        let fault = fits(&adc).expect_err("too large");
+        assert_eq!(too_large(&adc), fault.message);
     }
 
     #[test]

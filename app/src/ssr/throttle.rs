@@ -203,10 +203,7 @@ fn address_key(ip: IpAddr) -> IpAddr {
 /// The message of a refused attempt.
 pub fn too_many(wait: Duration) -> AppError {
     let seconds = wait.as_millis().div_ceil(1000).max(1);
-    AppError::TooMany {
-        field: "password".into(),
-        message: format!("Too many sign-in attempts; try again in {seconds} s."),
-    }
+    AppError::TooMany { field: "password".into(), message: crate::tf!("errors.too_many_sign_ins", seconds = seconds) }
 }
 
 /// Lets the sign-in request being served through, or refuses it with 429 and how long to wait.

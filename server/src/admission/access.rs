@@ -87,7 +87,7 @@ impl Admission {
             };
             match authorize(principal, Verb::Write, target) {
                 Verdict::Allow => {}
-                Verdict::Forbidden(reason) => return Err(Denial::forbidden(reason)),
+                Verdict::Forbidden(reason) => return Err(Denial::forbidden(reason.to_string())),
                 Verdict::NotFound | Verdict::Unauthenticated => {
                     return Err(Denial::forbidden(NOT_YOURS));
                 }

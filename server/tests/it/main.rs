@@ -13,6 +13,7 @@ mod directory;
 mod ha;
 mod helpers;
 mod hostile;
+mod i18n;
 mod ingresses;
 mod isolation;
 mod kubectl;

@@ -13,7 +13,7 @@ impl From<RangeError> for Refusal {
 impl From<AllocError> for Refusal {
     /// An address that cannot be had, beside the ticket field it was asked for in.
     fn from(e: AllocError) -> Refusal {
-        Refusal::field(e.field(), e.to_string())
+        Refusal::field(e.field(), e.msg())
     }
 }
 
@@ -54,7 +54,9 @@ mod tests {
             (Some("20.1.0.1"), None, "veip", "20.1.0.1 is already taken by another address request"),
             (None, Some("10.1.0.1"), "ltmip", "10.1.0.1 is not inside the LTM range 10.0.0.0/29"),
         ] {
-            let refusal = Refusal::from(alloc.allocate("t2", ve, ltm).expect_err(reason));
+            let err = alloc.allocate("t2", ve, ltm).expect_err(reason);
+            assert_eq!(err.msg().to_string(), err.to_string(), "the reader's words are the log's, in English");
+            let refusal = Refusal::from(err);
             assert_eq!((refusal.field.as_deref(), refusal.reason.to_string().as_str()), (Some(field), reason));
         }
     }

@@ -5,8 +5,9 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::{AllocError, RangeError, Side};
-use crate::domain::policy::shown;
+use super::{AllocError, RangeError, Reserve, Side};
+use crate::domain::policy::escaped;
+use crate::i18n::Msg;
 
 /// A set of `u128` offsets kept as merged, non-adjacent inclusive intervals (start → end).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,11 +97,11 @@ impl Pool {
     /// Entries of the other address family or outside the range are ignored: the reserved
     /// list of a Loadbalancer covers both of its ranges.
     pub fn new(side: Side, cidr: &str, reserved: &[String]) -> Result<Pool, RangeError> {
-        let bad_cidr = |reason: String| RangeError { field: side.cidr_field(), reason };
+        let bad_cidr = |reason: Msg| RangeError { field: side.cidr_field(), reason };
         let net: IpNet =
-            cidr.trim().parse().map_err(|_| bad_cidr(format!("{} is not a CIDR such as 10.0.0.0/24", shown(cidr))))?;
+            cidr.trim().parse().map_err(|_| bad_cidr(crate::msg!("refusals.ipam.not_cidr", value = escaped(cidr))))?;
         if net.trunc() != net {
-            return Err(bad_cidr(format!("{cidr} has host bits set; did you mean {}?", net.trunc())));
+            return Err(bad_cidr(crate::msg!("refusals.ipam.host_bits", cidr = cidr, net = net.trunc())));
         }
         let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
         let last_offset = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
@@ -127,7 +128,7 @@ impl Pool {
                     Err(_) => {
                         return Err(RangeError {
                             field: "reserved",
-                            reason: format!("reserved entry {} is neither an address nor a CIDR", shown(entry)),
+                            reason: crate::msg!("refusals.ipam.reserved_entry", value = escaped(entry)),
                         });
                     }
                 },
@@ -181,16 +182,11 @@ impl Pool {
             || AllocError::OutOfRange { side: self.side, addr: addr.to_string(), cidr: self.net.to_string() };
         let offset = self.offset(addr).ok_or_else(out_of_range)?;
         if offset < self.first || offset > self.last {
-            let why =
-                if offset == 0 { "the network address of the range" } else { "the broadcast address of the range" };
-            return Err(AllocError::Reserved { side: self.side, addr: addr.to_string(), why: why.into() });
+            let why = if offset == 0 { Reserve::Network } else { Reserve::Broadcast };
+            return Err(AllocError::Reserved { side: self.side, addr: addr.to_string(), why });
         }
         if self.reserved.contains(offset) {
-            return Err(AllocError::Reserved {
-                side: self.side,
-                addr: addr.to_string(),
-                why: "reserved by the administrator".into(),
-            });
+            return Err(AllocError::Reserved { side: self.side, addr: addr.to_string(), why: Reserve::Administrator });
         }
         match self.taken.get(&offset) {
             Some(by) if by != ticket => {

@@ -2,8 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{MAX_VALUE_LEN, Refusal, Verdict, bounded, object_name, service_name};
+use super::{MAX_VALUE_LEN, Refusal, Verdict, bounded, escaped, object_name, service_name};
 use crate::domain::crd::{F5Ingress, IngressRule, LbType, Phase};
+use crate::i18n::Msg;
 
 /// Most F5 Ingresses on one address.
 pub const MAX_INGRESSES: usize = 16;
@@ -34,7 +35,7 @@ fn validate_route(rule: &IngressRule) -> Verdict {
     path(&rule.path)?;
     service_name("service", &rule.service)?;
     if rule.port == 0 {
-        return Err(Refusal::field("port", "A port is 1–65535."));
+        return Err(Refusal::field("port", crate::msg!("refusals.port_range")));
     }
     Ok(())
 }
@@ -44,20 +45,17 @@ fn validate_route(rule: &IngressRule) -> Verdict {
 /// which CIS skips; the characters of an RFC 3986 path only, so no quote, bracket, brace,
 /// backquote or backslash reaches a policy).
 fn path(path: &str) -> Verdict {
-    let refuse = |why: &str| Err(Refusal::field("path", format!("{} {why}", super::shown(path))));
+    let refuse = |why: Msg| Err(Refusal::field("path", why.arg("path", escaped(path))));
     if !path.starts_with('/') {
-        return refuse("must start with '/'.");
+        return refuse(crate::msg!("refusals.ingress.path_start"));
     }
     let lower = path.to_ascii_lowercase();
     if ["//", "/./", "/../", "%2f"].iter().any(|s| lower.contains(s)) || path.ends_with("/.") || path.ends_with("/..") {
-        return refuse("may not hold '//', '/./', '/../' or '%2F', nor end in '/.' or '/..'.");
+        return refuse(crate::msg!("refusals.ingress.path_dots", encoded = "%2F"));
     }
     let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()+,;=:@/%".contains(c);
     if let Some(c) = path.chars().find(|c| !allowed(*c)) {
-        return refuse(&format!(
-            "may not hold '{}': letters, digits and -._~!$&'()+,;=:@/% only.",
-            super::escaped(&c.to_string())
-        ));
+        return refuse(crate::msg!("refusals.ingress.path_char", char = escaped(&c.to_string())));
     }
     Ok(())
 }
@@ -66,10 +64,10 @@ fn path(path: &str) -> Verdict {
 pub fn validate_ingress(ingress: &F5Ingress) -> Verdict {
     object_name("name", &ingress.name)?;
     if ingress.rules.is_empty() {
-        return Err(Refusal::field("rules", "Add at least one route."));
+        return Err(Refusal::field("rules", crate::msg!("refusals.ingress.no_route")));
     }
     if ingress.rules.len() > MAX_INGRESS_RULES {
-        return Err(Refusal::field("rules", format!("At most {MAX_INGRESS_RULES} routes in one F5 Ingress.")));
+        return Err(Refusal::field("rules", crate::msg!("refusals.ingress.too_many_routes", max = MAX_INGRESS_RULES)));
     }
     for (i, rule) in ingress.rules.iter().enumerate() {
         validate_route(rule).map_err(|r| r.under(&format!("rules[{i}]")))?;
@@ -83,7 +81,7 @@ pub fn validate_ingress(ingress: &F5Ingress) -> Verdict {
 /// Field checks of all F5 Ingresses of a ticket: each valid, their names unique.
 pub fn validate_ingresses(ingresses: &[F5Ingress]) -> Verdict {
     if ingresses.len() > MAX_INGRESSES {
-        return Err(Refusal::field("ingresses", format!("At most {MAX_INGRESSES} F5 Ingresses on one address.")));
+        return Err(Refusal::field("ingresses", crate::msg!("refusals.ingress.too_many", max = MAX_INGRESSES)));
     }
     let mut names = BTreeSet::new();
     for (i, ingress) in ingresses.iter().enumerate() {
@@ -92,7 +90,7 @@ pub fn validate_ingresses(ingresses: &[F5Ingress]) -> Verdict {
         if !names.insert(&ingress.name) {
             return Err(Refusal::field(
                 format!("{at}.name"),
-                format!("Another F5 Ingress is already named {}.", ingress.name),
+                crate::msg!("refusals.ingress.name_taken", name = ingress.name),
             ));
         }
     }

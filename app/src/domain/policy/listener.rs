@@ -2,9 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{
-    MAX_LISTENERS, MAX_SERVICES, Refusal, TicketUse, Verdict, count, dns_label, service_name, them, ticket_editable,
-};
+use super::{MAX_LISTENERS, MAX_SERVICES, Refusal, TicketUse, Verdict, dns_label, service_name, ticket_editable};
 use crate::domain::crd::{LbType, Listener, Phase, ServiceRef, Session};
 
 /// Whether listeners may be added to a ticket: Enabled, and meant for listeners.
@@ -16,11 +14,7 @@ pub fn listener_creatable(phase: Phase, lbtype: LbType) -> Verdict {
 pub fn listener_deletable(usage: &TicketUse, listener: &str) -> Verdict {
     let rules_on_it = usage.rules_on(listener);
     if rules_on_it > 0 {
-        Err(Refusal::action(format!(
-            "This listener has {}; delete {} first.",
-            count(rules_on_it, "rule", "rules"),
-            them(rules_on_it)
-        )))
+        Err(Refusal::action(crate::msg!("refusals.listener.has_rules", n = rules_on_it)))
     } else {
         Ok(())
     }
@@ -29,10 +23,10 @@ pub fn listener_deletable(usage: &TicketUse, listener: &str) -> Verdict {
 /// Port and protocol are fixed once a listener exists.
 pub fn listener_update(old: &Listener, new: &Listener) -> Verdict {
     if old.port != new.port {
-        return Err(Refusal::field("port", "The port of a listener cannot change; create another listener."));
+        return Err(Refusal::field("port", crate::msg!("refusals.listener.port_fixed")));
     }
     if old.protocol != new.protocol {
-        return Err(Refusal::field("protocol", "The protocol of a listener cannot change; create another listener."));
+        return Err(Refusal::field("protocol", crate::msg!("refusals.listener.protocol_fixed")));
     }
     Ok(())
 }
@@ -40,31 +34,31 @@ pub fn listener_update(old: &Listener, new: &Listener) -> Verdict {
 /// Backends: 1–16 distinct Service ports whose integer weights sum to 100.
 pub fn weights(services: &[ServiceRef]) -> Verdict {
     if services.is_empty() {
-        return Err(Refusal::field("services", "Choose at least one Service."));
+        return Err(Refusal::field("services", crate::msg!("refusals.services.none")));
     }
     if services.len() > MAX_SERVICES {
-        return Err(Refusal::field("services", format!("At most {MAX_SERVICES} Services.")));
+        return Err(Refusal::field("services", crate::msg!("refusals.services.too_many", max = MAX_SERVICES)));
     }
     let mut seen = BTreeSet::new();
     for (i, s) in services.iter().enumerate() {
         let field = format!("services[{i}]");
         service_name(&format!("{field}.service"), &s.service)?;
         if s.port == 0 {
-            return Err(Refusal::field(format!("{field}.port"), "A port is 1–65535."));
+            return Err(Refusal::field(format!("{field}.port"), crate::msg!("refusals.port_range")));
         }
         if s.weight > 100 {
-            return Err(Refusal::field(format!("{field}.weight"), "A weight is 0–100."));
+            return Err(Refusal::field(format!("{field}.weight"), crate::msg!("refusals.services.weight_range")));
         }
         if !seen.insert((&s.service, s.port)) {
             return Err(Refusal::field(
                 format!("{field}.service"),
-                format!("{}:{} is listed twice.", s.service, s.port),
+                crate::msg!("refusals.services.twice", service = s.service, port = s.port),
             ));
         }
     }
     let total: u32 = services.iter().map(|s| s.weight).sum();
     if total != 100 {
-        return Err(Refusal::field("services", format!("The weights add up to {total}; they must add up to 100.")));
+        return Err(Refusal::field("services", crate::msg!("refusals.services.weights_sum", total = total)));
     }
     Ok(())
 }
@@ -73,10 +67,10 @@ pub fn weights(services: &[ServiceRef]) -> Verdict {
 pub fn validate_listener(listener: &Listener) -> Verdict {
     dns_label("name", &listener.name)?;
     if listener.port == 0 {
-        return Err(Refusal::field("port", "A port is 1–65535."));
+        return Err(Refusal::field("port", crate::msg!("refusals.port_range")));
     }
     if listener.session == Session::Cookie && !listener.protocol.is_http() {
-        return Err(Refusal::field("session", "Cookie persistence needs an HTTP or HTTPS listener."));
+        return Err(Refusal::field("session", crate::msg!("refusals.listener.cookie_needs_http")));
     }
     weights(&listener.services)
 }
@@ -84,7 +78,7 @@ pub fn validate_listener(listener: &Listener) -> Verdict {
 /// Field checks of all listeners of a ticket: each valid, names and ports unique on the address.
 pub fn validate_listeners(listeners: &[Listener]) -> Verdict {
     if listeners.len() > MAX_LISTENERS {
-        return Err(Refusal::field("listeners", format!("At most {MAX_LISTENERS} listeners on one address.")));
+        return Err(Refusal::field("listeners", crate::msg!("refusals.listener.too_many", max = MAX_LISTENERS)));
     }
     let mut names = BTreeSet::new();
     let mut ports = BTreeMap::new();
@@ -92,12 +86,15 @@ pub fn validate_listeners(listeners: &[Listener]) -> Verdict {
         let at = format!("listeners[{i}]");
         validate_listener(l).map_err(|r| r.under(&at))?;
         if !names.insert(&l.name) {
-            return Err(Refusal::field(format!("{at}.name"), format!("Another listener is already named {}.", l.name)));
+            return Err(Refusal::field(
+                format!("{at}.name"),
+                crate::msg!("refusals.listener.name_taken", name = l.name),
+            ));
         }
         if let Some(other) = ports.insert(l.port, &l.name) {
             return Err(Refusal::field(
                 format!("{at}.port"),
-                format!("Port {} is already used by listener {other} on this address.", l.port),
+                crate::msg!("refusals.listener.port_taken", port = l.port, other = other),
             ));
         }
     }
@@ -120,8 +117,10 @@ pub fn listeners_change(
     for o in old {
         match new.iter().find(|n| n.name == o.name) {
             Some(n) => listener_update(o, n).map_err(|r| r.under(&format!("listener {}", o.name)))?,
-            None => listener_deletable(usage, &o.name)
-                .map_err(|r| Refusal::field("listeners", format!("Listener {}: {}", o.name, r.reason)))?,
+            None => listener_deletable(usage, &o.name).map_err(|r| {
+                let reason = crate::msg!("refusals.listener.named", name = o.name).with("reason", r.reason);
+                Refusal::field("listeners", reason)
+            })?,
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::{Refusal, Verdict, count, dns_label, http_url, label_key, label_value, object_name, shown, them};
+use super::{Refusal, Verdict, dns_label, escaped, http_url, label_key, label_value, object_name};
 use crate::domain::crd::{LbticketSpec, LbticketStatus, Loadbalancer, LoadbalancerSpec, Phase};
 use crate::domain::ipam::PairAllocator;
 
@@ -25,14 +25,10 @@ pub fn loadbalancer_use<'a>(
     requests.max(usize::try_from(pairs).unwrap_or(usize::MAX))
 }
 
-fn in_use(n: usize) -> String {
-    format!("in use by {}; delete {} first", count(n, "address request", "address requests"), them(n))
-}
-
 /// Whether `field` (one of [`LB_LOCKED_FIELDS`], else always editable) may be edited now.
 pub fn lb_field_editable(field: &str, tickets_in_use: usize) -> Verdict {
     if tickets_in_use > 0 && LB_LOCKED_FIELDS.contains(&field) {
-        Err(Refusal::field(field, format!("Locked: {}.", in_use(tickets_in_use))))
+        Err(Refusal::field(field, crate::msg!("refusals.lb.locked", n = tickets_in_use)))
     } else {
         Ok(())
     }
@@ -57,10 +53,10 @@ pub fn lb_update(old: &LoadbalancerSpec, new: &LoadbalancerSpec, tickets_in_use:
 /// Whether the Loadbalancer may be deleted.
 pub fn lb_deletable(tickets_in_use: usize, do_not_delete: bool) -> Verdict {
     if do_not_delete {
-        return Err(Refusal::action("This load balancer is labelled ebcpaas.io/do-not-delete."));
+        return Err(Refusal::action(crate::msg!("refusals.lb.do_not_delete")));
     }
     if tickets_in_use > 0 {
-        return Err(Refusal::action(format!("Cannot delete: {}.", in_use(tickets_in_use))));
+        return Err(Refusal::action(crate::msg!("refusals.lb.in_use", n = tickets_in_use)));
     }
     Ok(())
 }
@@ -86,17 +82,16 @@ pub fn lb_unique<'a>(
             && other.cluster == spec.cluster
             && other.nsselector == spec.nsselector
         {
-            return Err(Refusal::action(format!(
-                "Load balancer {other_name} already has this LTM URL, VE address, cluster and namespace selector."
-            )));
+            return Err(Refusal::action(crate::msg!("refusals.lb.duplicate", other = other_name)));
         }
         if other.cluster == spec.cluster && effective_partition(other) == effective_partition(spec) {
             return Err(Refusal::field(
                 "partition",
-                format!(
-                    "Load balancer {other_name} already writes the AS3 tenant {} of cluster {}; choose another partition.",
-                    shown(effective_partition(spec)),
-                    spec.cluster
+                crate::msg!(
+                    "refusals.lb.tenant_taken",
+                    other = other_name,
+                    tenant = escaped(effective_partition(spec)),
+                    cluster = spec.cluster
                 ),
             ));
         }
@@ -109,11 +104,11 @@ pub fn lb_offered_to(spec: &LoadbalancerSpec, cluster: &str, project: &str) -> V
     if spec.cluster != cluster {
         return Err(Refusal::field(
             "loadbalancer",
-            format!("This load balancer serves cluster {}, not {cluster}.", spec.cluster),
+            crate::msg!("refusals.lb.other_cluster", cluster = spec.cluster, wanted = cluster),
         ));
     }
     if !spec.scope.is_empty() && !spec.scope.iter().any(|p| p == project) {
-        return Err(Refusal::field("loadbalancer", format!("This load balancer is not offered to project {project}.")));
+        return Err(Refusal::field("loadbalancer", crate::msg!("refusals.lb.not_offered", project = project)));
     }
     Ok(())
 }
@@ -123,7 +118,7 @@ pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
     object_name("metadata.name", name)?;
     http_url("ltm.url", &spec.ltm.url)?;
     if spec.ve.addr.trim().parse::<IpAddr>().is_err() {
-        return Err(Refusal::field("ve.addr", format!("{} is not an IP address", shown(&spec.ve.addr))));
+        return Err(Refusal::field("ve.addr", crate::msg!("refusals.value.not_ip", value = escaped(&spec.ve.addr))));
     }
     for (field, secret) in [
         ("ltm.tokenSecretRef", &spec.ltm.token_secret_ref),
@@ -153,16 +148,20 @@ pub fn validate_lb(name: &str, spec: &LoadbalancerSpec) -> Verdict {
 /// load balancer behind. `new` requires all three.
 pub fn validate_credentials(token: Option<&str>, user: Option<&str>, password: Option<&str>, new: bool) -> Verdict {
     for (field, value, what) in [
-        ("ltm.token", token, "The LTM token"),
-        ("ve.user", user, "The VE user"),
-        ("ve.password", password, "The VE password"),
+        ("ltm.token", token, crate::msg!("refusals.lb.credential.ltm_token")),
+        ("ve.user", user, crate::msg!("refusals.lb.credential.ve_user")),
+        ("ve.password", password, crate::msg!("refusals.lb.credential.ve_password")),
     ] {
         match value.filter(|v| !v.is_empty()) {
-            None if new => return Err(Refusal::field(field, format!("{what} is required."))),
+            None if new => {
+                return Err(Refusal::field(field, crate::msg!("refusals.lb.credential.required").with("what", what)));
+            }
             None => {}
-            Some(v) if v.len() > 4096 => return Err(Refusal::field(field, format!("{what} is at most 4096 bytes."))),
+            Some(v) if v.len() > 4096 => {
+                return Err(Refusal::field(field, crate::msg!("refusals.lb.credential.too_long").with("what", what)));
+            }
             Some(v) if v.chars().any(char::is_control) => {
-                return Err(Refusal::field(field, format!("{what} must be on one line.")));
+                return Err(Refusal::field(field, crate::msg!("refusals.lb.credential.one_line").with("what", what)));
             }
             Some(_) => {}
         }
@@ -177,13 +176,13 @@ pub fn partition_name(partition: &str) -> Verdict {
         && partition.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
         && !partition.ends_with('-');
     if !legal {
-        return Err(Refusal::field(
-            "partition",
-            "A partition is up to 64 letters, digits, '_', '.' or '-', starting with a letter and not ending with '-'.",
-        ));
+        return Err(Refusal::field("partition", crate::msg!("refusals.lb.partition_name")));
     }
     if ["Common", "Shared"].contains(&partition) {
-        return Err(Refusal::field("partition", format!("{} is reserved by BIG-IP.", shown(partition))));
+        return Err(Refusal::field(
+            "partition",
+            crate::msg!("refusals.lb.partition_reserved", value = escaped(partition)),
+        ));
     }
     Ok(())
 }

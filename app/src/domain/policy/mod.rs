@@ -81,28 +81,18 @@ pub fn reason(verdict: &Verdict) -> Option<String> {
 /// Whether what an address of type `wanted` carries (listeners, F5 Ingresses) may be put on one
 /// of type `lbtype` in `phase`: only on an Enabled address of that type.
 fn carries(phase: Phase, lbtype: LbType, wanted: LbType) -> Verdict {
-    let (things, not_here) = match wanted {
-        LbType::Listener => ("Listeners", "This address is for an F5 Ingress; it carries no listeners."),
-        LbType::Ingress => ("F5 Ingresses", "This address is for listeners; it carries no F5 Ingress."),
-    };
     if lbtype != wanted {
-        return Err(Refusal::action(not_here));
+        return Err(Refusal::action(match wanted {
+            LbType::Listener => crate::msg!("refusals.address.for_ingress"),
+            LbType::Ingress => crate::msg!("refusals.address.for_listeners"),
+        }));
     }
     if phase != Phase::Enabled {
-        return Err(Refusal::action(format!(
-            "{things} can be added once the address is Enabled; it is {}.",
-            phase.as_str()
-        )));
+        let waits = match wanted {
+            LbType::Listener => crate::msg!("refusals.address.listeners_once_enabled"),
+            LbType::Ingress => crate::msg!("refusals.address.ingresses_once_enabled"),
+        };
+        return Err(Refusal::action(waits.with("phase", crate::i18n::phase_msg(phase))));
     }
     Ok(())
-}
-
-/// Plural-aware "N thing(s)".
-pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
-}
-
-/// The pronoun for `n` things.
-pub(crate) fn them(n: usize) -> &'static str {
-    if n == 1 { "it" } else { "them" }
 }

@@ -73,17 +73,7 @@ pub fn dns_label(field: &str, value: &str) -> Verdict {
         && value.chars().all(is_dns_char)
         && !value.starts_with('-')
         && !value.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(Refusal::field(
-            field,
-            format!(
-                "{} must be 1–63 lower-case letters, digits or '-', starting and ending with a letter or digit",
-                shown(value)
-            ),
-        ))
-    }
+    if ok { Ok(()) } else { Err(Refusal::field(field, crate::msg!("refusals.name.dns_label", value = escaped(value)))) }
 }
 
 /// An RFC 1035 label: what Service names are (a letter first).
@@ -92,22 +82,18 @@ pub fn service_name(field: &str, value: &str) -> Verdict {
     if value.starts_with(|c: char| c.is_ascii_lowercase()) {
         Ok(())
     } else {
-        Err(Refusal::field(field, format!("{} must start with a letter (a Service name)", shown(value))))
+        Err(Refusal::field(field, crate::msg!("refusals.name.service", value = escaped(value))))
     }
 }
 
 /// An RFC 1123 subdomain: what the names of cluster-scoped objects are.
 pub fn object_name(field: &str, value: &str) -> Verdict {
     if value.is_empty() || value.len() > 253 {
-        return Err(Refusal::field(field, "a name must be 1–253 characters"));
+        return Err(Refusal::field(field, crate::msg!("refusals.name.length")));
     }
     for part in value.split('.') {
-        dns_label(field, part).map_err(|_| {
-            Refusal::field(
-                field,
-                format!("{} must be lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit", shown(value)),
-            )
-        })?;
+        dns_label(field, part)
+            .map_err(|_| Refusal::field(field, crate::msg!("refusals.name.object", value = escaped(value))))?;
     }
     Ok(())
 }
@@ -120,11 +106,11 @@ pub fn label_key(field: &str, key: &str) -> Verdict {
     };
     if let Some(prefix) = prefix {
         object_name(field, prefix)
-            .map_err(|_| Refusal::field(field, format!("label key {} has an invalid prefix", shown(key))))?;
+            .map_err(|_| Refusal::field(field, crate::msg!("refusals.name.label_prefix", key = escaped(key))))?;
     }
     label_value(field, name)?;
     if name.is_empty() {
-        return Err(Refusal::field(field, "a label key cannot be empty"));
+        return Err(Refusal::field(field, crate::msg!("refusals.name.label_key_empty")));
     }
     Ok(())
 }
@@ -139,13 +125,7 @@ pub fn label_value(field: &str, value: &str) -> Verdict {
     if ok {
         Ok(())
     } else {
-        Err(Refusal::field(
-            field,
-            format!(
-                "{} must be up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
-                shown(value)
-            ),
-        ))
+        Err(Refusal::field(field, crate::msg!("refusals.name.label_value", value = escaped(value))))
     }
 }
 
@@ -154,16 +134,16 @@ pub fn http_url(field: &str, value: &str) -> Verdict {
     let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"));
     match rest {
         Some(r) if !r.is_empty() && !r.starts_with('/') && !value.chars().any(char::is_whitespace) => Ok(()),
-        _ => Err(Refusal::field(field, format!("{} must be an http:// or https:// URL", shown(value)))),
+        _ => Err(Refusal::field(field, crate::msg!("refusals.value.http_url", value = escaped(value)))),
     }
 }
 
 /// A non-empty value at most `max` characters long.
 pub fn bounded(field: &str, value: &str, max: usize) -> Verdict {
     if value.is_empty() {
-        Err(Refusal::field(field, "required"))
+        Err(Refusal::field(field, crate::msg!("refusals.value.required")))
     } else if value.chars().count() > max {
-        Err(Refusal::field(field, format!("at most {max} characters")))
+        Err(Refusal::field(field, crate::msg!("refusals.value.too_long", max = max)))
     } else {
         Ok(())
     }

@@ -53,7 +53,7 @@ pub fn limit(field: &str, text: &str) -> Result<Option<u64>, Refusal> {
     }
     match text.parse::<u64>() {
         Ok(n) if n <= MAX_LIMIT => Ok(Some(n)),
-        _ => Err(Refusal::field(field, format!("A whole number from 0 to {MAX_LIMIT}, or empty for the default."))),
+        _ => Err(Refusal::field(field, crate::msg!("refusals.quota.limit_typed", max = MAX_LIMIT))),
     }
 }
 
@@ -69,10 +69,7 @@ pub fn validate_quota(name: &str, spec: &LbquotaSpec) -> Result<(), Refusal> {
     ];
     for (field, value) in limits {
         if value.is_some_and(|v| v > MAX_LIMIT) {
-            return Err(Refusal::field(
-                field,
-                format!("A whole number from 0 to {MAX_LIMIT}, or none for the default."),
-            ));
+            return Err(Refusal::field(field, crate::msg!("refusals.quota.limit", max = MAX_LIMIT)));
         }
     }
     Ok(())
@@ -139,30 +136,29 @@ pub fn pairs_held<'a>(project: &str, lb: &str, except: &str, tickets: impl IntoI
 /// Whether going from `before` to `after` keeps the project within `limits` on load balancer
 /// `lb`: only what grows is checked.
 pub fn within_quota(limits: &Limits, before: &Held, after: &Held, lb: &str) -> Result<(), Refusal> {
-    let on = format!(" on load balancer {lb}");
     let checks = [
-        (after.addresses, before.addresses, Some(limits.addresses), "address requests", on.as_str()),
-        (after.listeners, before.listeners, limits.listeners, "listeners", ""),
-        (after.rules, before.rules, limits.rules, "rules", ""),
-        (after.ingresses, before.ingresses, limits.ingresses, "F5 Ingresses", ""),
+        (after.addresses, before.addresses, Some(limits.addresses), crate::msg!("refusals.quota.addresses", lb = lb)),
+        (after.listeners, before.listeners, limits.listeners, crate::msg!("refusals.quota.listeners")),
+        (after.rules, before.rules, limits.rules, crate::msg!("refusals.quota.rules")),
+        (after.ingresses, before.ingresses, limits.ingresses, crate::msg!("refusals.quota.ingresses")),
     ];
-    for (now, was, limit, what, on) in checks {
+    for (now, was, limit, said) in checks {
         if let Some(limit) = limit.filter(|l| now > was && now > *l) {
             let left = limit.saturating_sub(was);
-            return Err(Refusal::action(format!(
-                "Your project's quota is {limit} {what}{on}; it has {was} ({left} left). A platform admin can raise it."
-            )));
+            return Err(Refusal::action(
+                said.arg("limit", limit.to_string()).arg("was", was.to_string()).arg("left", left.to_string()),
+            ));
         }
     }
     let (now, was, limit) = (after.declaration_bytes, before.declaration_bytes, limits.declaration_bytes);
     if now > was && now > limit {
-        return Err(Refusal::action(format!(
-            "Your project's quota is {} KiB of the AS3 declaration on load balancer {lb}, which other projects share; \
-             it uses {} KiB ({} KiB left), and this change would take it to {} KiB. A platform admin can raise it.",
-            limit / 1024,
-            was.div_ceil(1024),
-            limit.saturating_sub(was) / 1024,
-            now.div_ceil(1024)
+        return Err(Refusal::action(crate::msg!(
+            "refusals.quota.declaration",
+            limit = limit / 1024,
+            lb = lb,
+            used = was.div_ceil(1024),
+            left = limit.saturating_sub(was) / 1024,
+            now = now.div_ceil(1024)
         )));
     }
     Ok(())
@@ -309,7 +305,7 @@ mod tests {
                 None => assert_eq!(got, Ok(()), "{what}"),
                 Some(says) => {
                     let refusal = got.expect_err(what);
-                    assert!(refusal.reason.to_string().contains(says), "{what}: {}", refusal.reason.to_string());
+                    assert!(refusal.reason.to_string().contains(says), "{what}: {}", refusal.reason);
                     assert!(refusal.reason.to_string().ends_with("A platform admin can raise it."), "{what}");
                 }
             }

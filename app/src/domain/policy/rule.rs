@@ -4,16 +4,17 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::{MAX_CONDITIONS, MAX_KEY_LEN, MAX_VALUE_LEN, MAX_VALUES, Refusal, Verdict, object_name, weights};
+use super::{MAX_CONDITIONS, MAX_KEY_LEN, MAX_VALUE_LEN, MAX_VALUES, Refusal, Verdict, escaped, object_name, weights};
 use crate::domain::crd::{LbType, LbruleSpec, Operator, Phase, Protocol, RuleCondition, RuleType};
+use crate::i18n::Msg;
 
 /// Whether a rule may be put on `listener` of a ticket in `phase`.
 pub fn rule_creatable(phase: Phase, lbtype: LbType, listener_exists: bool) -> Verdict {
     if lbtype != LbType::Listener || phase != Phase::Enabled {
-        return Err(Refusal::field("lbticket", "Rules go on listeners of an Enabled address."));
+        return Err(Refusal::field("lbticket", crate::msg!("refusals.rule.needs_enabled")));
     }
     if !listener_exists {
-        return Err(Refusal::field("listener", "The address has no listener of that name."));
+        return Err(Refusal::field("listener", crate::msg!("refusals.rule.no_listener")));
     }
     Ok(())
 }
@@ -32,7 +33,7 @@ pub fn priority_unique<'a>(
         {
             return Err(Refusal::field(
                 "priority",
-                format!("Rule {other_name} already has priority {} on this listener.", spec.priority),
+                crate::msg!("refusals.rule.priority_taken", other = other_name, priority = spec.priority),
             ));
         }
     }
@@ -59,18 +60,18 @@ pub fn needs_key(t: RuleType) -> bool {
 pub const RANGE_MAX: u32 = 999_999_999;
 
 /// Parses `lo-hi` (inclusive, integers up to [`RANGE_MAX`]).
-pub fn parse_range(value: &str) -> Result<(u32, u32), String> {
-    let (lo, hi) = value.split_once('-').ok_or("a range is written lo-hi, e.g. 100-1000")?;
-    let bound = |s: &str| -> Result<u32, String> {
+pub fn parse_range(value: &str) -> Result<(u32, u32), Msg> {
+    let (lo, hi) = value.split_once('-').ok_or_else(|| crate::msg!("refusals.rule.range_form"))?;
+    let bound = |s: &str| -> Result<u32, Msg> {
         let s = s.trim();
         if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("{} is not a whole number up to {RANGE_MAX}", super::shown(s)));
+            return Err(crate::msg!("refusals.rule.range_bound", value = escaped(s), max = RANGE_MAX));
         }
-        s.parse().map_err(|_| format!("{} is not a whole number", super::shown(s)))
+        s.parse().map_err(|_| crate::msg!("refusals.rule.range_whole", value = escaped(s)))
     };
     let (lo, hi) = (bound(lo)?, bound(hi)?);
     if lo > hi {
-        return Err(format!("the range {lo}-{hi} is empty"));
+        return Err(crate::msg!("refusals.rule.range_empty", lo = lo, hi = hi));
     }
     Ok((lo, hi))
 }
@@ -84,17 +85,17 @@ pub fn regexp(field: &str, pattern: &str) -> Verdict {
         if c == '\\' {
             match chars.next() {
                 Some(e) if ESCAPES.contains(e) => {}
-                Some(e) => return Err(Refusal::field(field, format!("\\{e} is not supported in a pattern"))),
-                None => return Err(Refusal::field(field, "the pattern ends with a lone \\")),
+                Some(e) => return Err(Refusal::field(field, crate::msg!("refusals.rule.pattern_escape", escape = e))),
+                None => return Err(Refusal::field(field, crate::msg!("refusals.rule.pattern_lone_backslash"))),
             }
         }
     }
     if pattern.contains("(?") {
-        return Err(Refusal::field(field, "(?…) groups are not supported in a pattern"));
+        return Err(Refusal::field(field, crate::msg!("refusals.rule.pattern_group")));
     }
     regex_lite::Regex::new(pattern).map(|_| ()).map_err(|e| {
         let at = error_position(pattern, &e.to_string());
-        Refusal::field(field, format!("the pattern does not compile at character {at}: {e}"))
+        Refusal::field(field, crate::msg!("refusals.rule.pattern_compile", at = at, error = e))
     })
 }
 
@@ -132,16 +133,16 @@ fn error_position(pattern: &str, error: &str) -> usize {
 /// Basic Multilingual Plane are refused because BIG-IP's Tcl 8.4 cannot escape them.
 fn value_text(field: &str, value: &str) -> Verdict {
     if value.is_empty() {
-        return Err(Refusal::field(field, "required"));
+        return Err(Refusal::field(field, crate::msg!("refusals.value.required")));
     }
     if value.chars().count() > MAX_VALUE_LEN {
-        return Err(Refusal::field(field, format!("at most {MAX_VALUE_LEN} characters")));
+        return Err(Refusal::field(field, crate::msg!("refusals.value.too_long", max = MAX_VALUE_LEN)));
     }
     if value.contains('\0') {
-        return Err(Refusal::field(field, "NUL characters are not allowed"));
+        return Err(Refusal::field(field, crate::msg!("refusals.rule.value_nul")));
     }
     if value.chars().any(|c| u32::from(c) > 0xFFFF) {
-        return Err(Refusal::field(field, "characters such as emoji (beyond U+FFFF) are not supported"));
+        return Err(Refusal::field(field, crate::msg!("refusals.rule.value_beyond_bmp")));
     }
     Ok(())
 }
@@ -153,31 +154,25 @@ fn condition(c: &RuleCondition, at: &str) -> Verdict {
             && key.len() <= MAX_KEY_LEN
             && key.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+.^_`|~-".contains(&b));
         if !ok {
-            return Err(Refusal::field(
-                format!("{at}.key"),
-                format!("a name of 1–{MAX_KEY_LEN} letters, digits and !#$%&'*+.^_`|~- is required"),
-            ));
+            return Err(Refusal::field(format!("{at}.key"), crate::msg!("refusals.rule.key_name", max = MAX_KEY_LEN)));
         }
     } else if !key.is_empty() {
-        return Err(Refusal::field(format!("{at}.key"), "this condition type takes no key"));
+        return Err(Refusal::field(format!("{at}.key"), crate::msg!("refusals.rule.no_key")));
     }
     if c.values.is_empty() || c.values.len() > MAX_VALUES {
-        return Err(Refusal::field(format!("{at}.values"), format!("1–{MAX_VALUES} values")));
+        return Err(Refusal::field(format!("{at}.values"), crate::msg!("refusals.rule.values", max = MAX_VALUES)));
     }
     for (j, v) in c.values.iter().enumerate() {
         let field = format!("{at}.values[{j}].value");
         if !operators_for(c.type_).contains(&v.operator) {
-            return Err(Refusal::field(
-                format!("{at}.values[{j}].operator"),
-                "this operator does not apply to this condition type",
-            ));
+            return Err(Refusal::field(format!("{at}.values[{j}].operator"), crate::msg!("refusals.rule.operator")));
         }
         value_text(&field, &v.value)?;
         match (c.type_, v.operator) {
             (RuleType::Ip, _) if v.value.parse::<IpAddr>().is_err() && v.value.parse::<IpNet>().is_err() => {
                 return Err(Refusal::field(
                     field,
-                    format!("{} is neither an address nor a CIDR", super::shown(&v.value)),
+                    crate::msg!("refusals.value.not_ip_or_cidr", value = escaped(&v.value)),
                 ));
             }
             (RuleType::Ip, _) => {}
@@ -196,15 +191,12 @@ pub fn validate_rule(name: &str, spec: &LbruleSpec, protocol: Option<Protocol>) 
     super::dns_label("listener", &spec.listener)?;
     weights(&spec.services)?;
     if spec.rules.is_empty() || spec.rules.len() > MAX_CONDITIONS {
-        return Err(Refusal::field("rules", format!("1–{MAX_CONDITIONS} conditions")));
+        return Err(Refusal::field("rules", crate::msg!("refusals.rule.conditions", max = MAX_CONDITIONS)));
     }
     for (i, c) in spec.rules.iter().enumerate() {
         let at = format!("rules[{i}]");
         if protocol.is_some_and(|p| !p.is_http()) && c.type_ != RuleType::Ip {
-            return Err(Refusal::field(
-                format!("{at}.type"),
-                "a TCP or UDP listener sees no HTTP data: only ip conditions apply",
-            ));
+            return Err(Refusal::field(format!("{at}.type"), crate::msg!("refusals.rule.ip_only")));
         }
         condition(c, &at)?;
     }

@@ -1,7 +1,7 @@
 //! Where a rule may be written: what its address request, its listener, the other rules and
 //! the namespace's Services allow, beside the rule's own fields.
 
-use super::{Owner, Refusal, Usage, Verdict, priority_unique, rule_creatable, shown, validate_rule};
+use super::{Owner, Refusal, Usage, Verdict, escaped, priority_unique, rule_creatable, validate_rule};
 use crate::domain::crd::{Lbrule, LbruleSpec, Lbticket};
 
 /// Whether rule `name` may take the form `spec` (`before`: its stored form, on an update), on
@@ -18,14 +18,17 @@ pub fn rule_write(
     validate_rule(name, spec, None)?;
     if let Some(before) = before {
         if before.lbticket != spec.lbticket {
-            return Err(Refusal::field("lbticket", "A rule stays on its address request; create a new rule instead."));
+            return Err(Refusal::field("lbticket", crate::msg!("refusals.rule.stays_on_request")));
         }
         if before.listener != spec.listener {
-            return Err(Refusal::field("listener", "A rule stays on its listener; create a new rule instead."));
+            return Err(Refusal::field("listener", crate::msg!("refusals.rule.stays_on_listener")));
         }
     }
     let Some(ticket) = ticket else {
-        return Err(Refusal::field("lbticket", format!("There is no address request {}.", shown(&spec.lbticket))));
+        return Err(Refusal::field(
+            "lbticket",
+            crate::msg!("refusals.rule.no_request", name = escaped(&spec.lbticket)),
+        ));
     };
     let phase = ticket.status.as_ref().map(|s| s.phase).unwrap_or_default();
     let listener = ticket.spec.listeners.iter().find(|l| l.name == spec.listener);

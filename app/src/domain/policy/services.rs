@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Refusal, Verdict};
 use crate::domain::crd::{LABEL_CLUSTER, Lbrule, LbruleSpec, Lbticket, LbticketSpec, Loadbalancer, ServiceRef};
+use crate::i18n::Msg;
 
 /// The member cluster of a ticket: its label (set by the pages), else its load balancer's (a
 /// ticket applied with kubectl may carry no label).
@@ -31,10 +32,12 @@ pub enum Owner {
 }
 
 impl Owner {
-    fn describe(&self) -> String {
+    fn describe(&self) -> Msg {
         match self {
-            Owner::Listener { ticket, listener } => format!("listener {listener} of {ticket}"),
-            Owner::Ingress(name) => format!("F5 Ingress {name}"),
+            Owner::Listener { ticket, listener } => {
+                crate::msg!("refusals.services.owner_listener", listener = listener, ticket = ticket)
+            }
+            Owner::Ingress(name) => crate::msg!("refusals.services.owner_ingress", name = name),
         }
     }
 }
@@ -128,7 +131,8 @@ impl Usage {
     pub fn available(&self, service: &str, me: &Owner) -> Verdict {
         match self.owners.get(service) {
             Some(owner) if owner != me => {
-                Err(Refusal::field("services", format!("Service {service} is already used by {}.", owner.describe())))
+                let reason = crate::msg!("refusals.services.taken", service = service).with("owner", owner.describe());
+                Err(Refusal::field("services", reason))
             }
             _ => Ok(()),
         }
@@ -155,7 +159,7 @@ impl Usage {
             if let Some(other) = self.ingresses.get(&ingress.name) {
                 return Err(Refusal::field(
                     format!("ingresses[{i}].name"),
-                    format!("The namespace already has an F5 Ingress named {} (on {other}).", ingress.name),
+                    crate::msg!("refusals.ingress.name_taken_in_namespace", name = ingress.name, other = other),
                 ));
             }
             let me = Owner::Ingress(ingress.name.clone());

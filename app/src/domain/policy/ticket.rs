@@ -3,19 +3,17 @@
 use std::net::IpAddr;
 
 use super::{
-    Refusal, TicketUse, Verdict, count, dns_label, ingresses_change, listeners_change, object_name, them,
+    Refusal, TicketUse, Verdict, dns_label, escaped, ingresses_change, listeners_change, object_name,
     validate_ingresses, validate_listeners,
 };
 use crate::domain::crd::{DesiredState, LbType, LbticketSpec, Phase};
+use crate::i18n::phase_msg;
 
 /// Whether the request's addresses and choices may be edited (Created or Failed only).
 pub fn ticket_editable(phase: Phase) -> Verdict {
     match phase {
         Phase::Created | Phase::Failed => Ok(()),
-        other => Err(Refusal::action(format!(
-            "Only a request that is Created or Failed can be edited; this one is {}.",
-            other.as_str()
-        ))),
+        other => Err(Refusal::action(crate::msg!("refusals.ticket.edit_phase").with("phase", phase_msg(other)))),
     }
 }
 
@@ -23,24 +21,13 @@ pub fn ticket_editable(phase: Phase) -> Verdict {
 pub fn ticket_disableable(phase: Phase, usage: &TicketUse) -> Verdict {
     let TicketUse { listeners, ingresses, .. } = *usage;
     if phase != Phase::Enabled {
-        return Err(Refusal::action(format!(
-            "Only an Enabled request can be disabled; this one is {}.",
-            phase.as_str()
-        )));
+        return Err(Refusal::action(crate::msg!("refusals.ticket.disable_phase").with("phase", phase_msg(phase))));
     }
     if listeners > 0 {
-        return Err(Refusal::action(format!(
-            "Disabling would take its {} off the load balancer; remove {} first.",
-            count(listeners, "listener", "listeners"),
-            them(listeners)
-        )));
+        return Err(Refusal::action(crate::msg!("refusals.ticket.disable_listeners", n = listeners)));
     }
     if ingresses > 0 {
-        return Err(Refusal::action(format!(
-            "In use by {}; remove {} first.",
-            count(ingresses, "F5 Ingress", "F5 Ingresses"),
-            them(ingresses)
-        )));
+        return Err(Refusal::action(crate::msg!("refusals.ticket.disable_ingresses", n = ingresses)));
     }
     Ok(())
 }
@@ -50,7 +37,7 @@ pub fn ticket_enableable(phase: Phase) -> Verdict {
     if phase == Phase::Disabled {
         Ok(())
     } else {
-        Err(Refusal::action(format!("Only a Disabled request can be enabled; this one is {}.", phase.as_str())))
+        Err(Refusal::action(crate::msg!("refusals.ticket.enable_phase").with("phase", phase_msg(phase))))
     }
 }
 
@@ -59,8 +46,8 @@ pub fn ticket_enableable(phase: Phase) -> Verdict {
 pub fn ticket_deletable(phase: Phase) -> Verdict {
     match phase {
         Phase::Disabled | Phase::Failed => Ok(()),
-        Phase::Deleted => Err(Refusal::action("This request is already deleted.")),
-        other => Err(Refusal::action(format!("Disable the request before deleting it; it is {}.", other.as_str()))),
+        Phase::Deleted => Err(Refusal::action(crate::msg!("refusals.ticket.already_deleted"))),
+        other => Err(Refusal::action(crate::msg!("refusals.ticket.delete_phase").with("phase", phase_msg(other)))),
     }
 }
 
@@ -68,7 +55,7 @@ pub fn ticket_deletable(phase: Phase) -> Verdict {
 /// `usage` is the use of the ticket as `new` would make it ([`TicketUse::of`] the new object).
 pub fn ticket_update(old: &LbticketSpec, new: &LbticketSpec, phase: Phase, usage: &TicketUse) -> Verdict {
     if old.claimer != new.claimer {
-        return Err(Refusal::field("claimer", "The claimer of a request cannot change."));
+        return Err(Refusal::field("claimer", crate::msg!("refusals.ticket.claimer_fixed")));
     }
     let addressing_changed = old.loadbalancer != new.loadbalancer
         || old.namespace != new.namespace
@@ -82,7 +69,7 @@ pub fn ticket_update(old: &LbticketSpec, new: &LbticketSpec, phase: Phase, usage
         match new.state {
             DesiredState::Disabled => ticket_disableable(phase, usage)?,
             DesiredState::Active if phase == Phase::Deleted => {
-                return Err(Refusal::action("A deleted request cannot be enabled again; request a new address."));
+                return Err(Refusal::action(crate::msg!("refusals.ticket.deleted_stays")));
             }
             DesiredState::Active => {}
             DesiredState::Deleted => ticket_deletable(phase)?,
@@ -106,14 +93,14 @@ pub fn validate_ticket(name: &str, spec: &LbticketSpec) -> Verdict {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty())
             && v.trim().parse::<IpAddr>().is_err()
         {
-            return Err(Refusal::field(field, format!("{} is not an IP address", super::shown(v))));
+            return Err(Refusal::field(field, crate::msg!("refusals.value.not_ip", value = escaped(v))));
         }
     }
     if spec.lbtype == LbType::Ingress && !spec.listeners.is_empty() {
-        return Err(Refusal::field("listeners", "An address for an F5 Ingress carries no listeners."));
+        return Err(Refusal::field("listeners", crate::msg!("refusals.ticket.ingress_no_listeners")));
     }
     if spec.lbtype == LbType::Listener && !spec.ingresses.is_empty() {
-        return Err(Refusal::field("ingresses", "An address for listeners carries no F5 Ingresses."));
+        return Err(Refusal::field("ingresses", crate::msg!("refusals.ticket.listeners_no_ingresses")));
     }
     validate_listeners(&spec.listeners)?;
     validate_ingresses(&spec.ingresses)

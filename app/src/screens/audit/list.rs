@@ -9,6 +9,7 @@ use super::{ACTIONS, AuditPage, AuditQuery, AuditRow, KINDS, list_audit};
 use crate::components::list::{More, NoRows, load_more, read_pages, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
+use crate::i18n::t;
 
 /// `/audit`
 #[component]
@@ -33,8 +34,8 @@ pub fn AuditLog() -> impl IntoView {
         |(q, pages)| read_pages(pages, move |cursor| list_audit(AuditQuery { cursor, ..q.clone() })),
     );
     view! {
-        <Title text="Audit log" />
-        <div class="page-head"><h1>"Audit log"</h1></div>
+        <Title text=t("audit.title") />
+        <div class="page-head"><h1>{t("audit.title")}</h1></div>
         <Loaded resource=entries show=move |page: AuditPage| {
             let filtered = query.with(AuditQuery::filtered);
             let load = load_more(page.next.is_some(), move || more.add(query.get_untracked()));
@@ -48,31 +49,33 @@ pub fn AuditLog() -> impl IntoView {
 /// The filter bar: a plain GET form, so the filters are the page's URL (back, forward and
 /// bookmarks keep them) and it needs no code in the browser.
 fn filters(q: &AuditQuery) -> impl IntoView + use<> {
-    let options = |all: &'static [&'static str], now: &str| {
-        all.iter().map(|a| view! { <option value=*a selected=now == *a>{*a}</option> }).collect_view()
+    let options = |all: &'static [&'static str], now: &str, words: fn(&str) -> Option<&'static str>| {
+        all.iter()
+            .map(|a| view! { <option value=*a selected=now == *a>{words(a).unwrap_or(*a)}</option> })
+            .collect_view()
     };
     view! {
         <form class="toolbar" method="get" action="/audit" role="search">
-            <label for="audit-user">"User"</label>
+            <label for="audit-user">{t("audit.filter.user")}</label>
             <input id="audit-user" name="user" value=q.user.clone() />
-            <label for="audit-object">"Object"</label>
+            <label for="audit-object">{t("audit.filter.object")}</label>
             <input id="audit-object" name="object" value=q.object.clone() />
-            <label for="audit-kind">"Kind"</label>
+            <label for="audit-kind">{t("audit.filter.kind")}</label>
             <select id="audit-kind" name="kind">
-                <option value="">"Any"</option>
-                {options(&KINDS, &q.kind)}
+                <option value="">{t("audit.filter.any")}</option>
+                {options(&KINDS, &q.kind, |_| None)}
             </select>
-            <label for="audit-action">"Action"</label>
+            <label for="audit-action">{t("audit.filter.action")}</label>
             <select id="audit-action" name="action">
-                <option value="">"Any"</option>
-                {options(&ACTIONS, &q.action)}
+                <option value="">{t("audit.filter.any")}</option>
+                {options(&ACTIONS, &q.action, action_words)}
             </select>
-            <label for="audit-from">"From (UTC)"</label>
+            <label for="audit-from">{t("audit.filter.from")}</label>
             <input id="audit-from" name="from" type="date" value=q.from.clone() />
-            <label for="audit-to">"To (UTC)"</label>
+            <label for="audit-to">{t("audit.filter.to")}</label>
             <input id="audit-to" name="to" type="date" value=q.to.clone() />
-            <button type="submit" class="btn btn-primary">"Filter"</button>
-            <a class="btn btn-ghost" href="/audit">"Clear"</a>
+            <button type="submit" class="btn btn-primary">{t("audit.filter.submit")}</button>
+            <a class="btn btn-ghost" href="/audit">{t("audit.filter.clear")}</a>
         </form>
     }
 }
@@ -80,26 +83,34 @@ fn filters(q: &AuditQuery) -> impl IntoView + use<> {
 /// The entries, or why there are none.
 fn rows(rows: Vec<AuditRow>, filtered: bool) -> AnyView {
     if rows.is_empty() {
-        let message = if filtered { "No audit entry matches these filters." } else { "No changes recorded yet." };
-        return view! { <NoRows message=message hint="Every change to a load balancer, address request or rule is recorded here." /> }
-            .into_any();
+        let message = if filtered { t("audit.no_match") } else { t("audit.empty") };
+        return view! { <NoRows message=message hint=t("audit.empty_hint") /> }.into_any();
     }
-    table(&["Time", "User", "Via", "Action", "Object", "Project", "Change"], rows, |r| {
+    let headers = &[
+        "audit.col.time",
+        "audit.col.user",
+        "audit.col.via",
+        "audit.col.action",
+        "audit.col.object",
+        "audit.col.project",
+        "audit.col.change",
+    ];
+    table(headers, rows, |r| {
         let object = format!("{} {}", r.kind, r.name);
         view! {
             <tr data-testid="audit-entry">
                 <td><LocalTime at=r.at /></td>
                 <td>{r.user}</td>
-                <td>{r.via}</td>
-                <td>{r.action}</td>
+                <td>{words_or_stored(via_words(&r.via), r.via)}</td>
+                <td>{words_or_stored(action_words(&r.action), r.action)}</td>
                 <td>{object}</td>
                 <td>{if r.project.is_empty() { "—".to_string() } else { r.project }}</td>
                 <td>
                     <details>
-                        <summary>"Before / after"</summary>
-                        <p class="muted">"Before"</p>
+                        <summary>{t("audit.before_after")}</summary>
+                        <p class="muted">{t("audit.before")}</p>
                         <pre data-testid="before">{json_or_none(r.before)}</pre>
-                        <p class="muted">"After"</p>
+                        <p class="muted">{t("audit.after")}</p>
                         <pre data-testid="after">{json_or_none(r.after)}</pre>
                     </details>
                 </td>
@@ -109,5 +120,42 @@ fn rows(rows: Vec<AuditRow>, filtered: bool) -> AnyView {
 }
 
 fn json_or_none(json: String) -> String {
-    if json.is_empty() { "(none)".to_string() } else { json }
+    if json.is_empty() { t("common.none").to_string() } else { json }
+}
+
+/// The words of a stored value, or the value as stored when it has none.
+fn words_or_stored(words: Option<&'static str>, stored: String) -> String {
+    words.map_or(stored, String::from)
+}
+
+/// An action the log records, in words (none for an action this version does not know).
+fn action_words(action: &str) -> Option<&'static str> {
+    Some(match action {
+        "create" => t("audit.action.create"),
+        "update" => t("audit.action.update"),
+        "delete" => t("audit.action.delete"),
+        "enable" => t("audit.action.enable"),
+        "disable" => t("audit.action.disable"),
+        "end sessions" => t("audit.action.end_sessions"),
+        "set quota" => t("audit.action.set_quota"),
+        "shift" => t("audit.action.shift"),
+        "move" => t("audit.action.move"),
+        "add listener" => t("audit.action.add_listener"),
+        "update listener" => t("audit.action.update_listener"),
+        "delete listener" => t("audit.action.delete_listener"),
+        "add F5 Ingress" => t("audit.action.add_ingress"),
+        "update F5 Ingress" => t("audit.action.update_ingress"),
+        "delete F5 Ingress" => t("audit.action.delete_ingress"),
+        _ => return None,
+    })
+}
+
+/// The path a change came by (page, api, admission), in words.
+fn via_words(via: &str) -> Option<&'static str> {
+    Some(match via {
+        "page" => t("audit.via.page"),
+        "api" => t("audit.via.api"),
+        "admission" => t("audit.via.admission"),
+        _ => return None,
+    })
 }

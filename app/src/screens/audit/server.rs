@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::{AuditPage, AuditQuery, AuditRow};
 use crate::domain::access::{Target, Verb};
 use crate::error::AppError;
+use crate::i18n::t;
 use crate::ssr::audit::{Cursor, Filter, Projects, Record, micros};
 use crate::ssr::guard::caller;
 use crate::ssr::internal;
@@ -38,17 +39,17 @@ fn parse(q: &AuditQuery) -> Result<(Filter, Option<Cursor>), AppError> {
     let text = |field: &str, v: &str| {
         let v = v.trim();
         if v.len() > LONGEST {
-            Err(AppError::invalid(field, format!("At most {LONGEST} characters.")))
+            Err(AppError::invalid(field, crate::tf!("audit.filter.too_long", longest = LONGEST)))
         } else {
             Ok((!v.is_empty()).then(|| v.to_string()))
         }
     };
     let from = day("from", &q.from)?;
     let to = day("to", &q.to)?;
-    if let (Some(f), Some(t)) = (from, to)
-        && t < f
+    if let (Some(first), Some(last)) = (from, to)
+        && last < first
     {
-        return Err(AppError::invalid("to", "The last day is before the first."));
+        return Err(AppError::invalid("to", t("audit.filter.to_before_from")));
     }
     let midnight = |d: time::Date| micros(d.midnight().assume_utc());
     let filter = Filter {
@@ -62,7 +63,7 @@ fn parse(q: &AuditQuery) -> Result<(Filter, Option<Cursor>), AppError> {
     };
     let cursor = match q.cursor.as_str() {
         "" => None,
-        c => Some(c.parse().map_err(|()| AppError::invalid("cursor", "Not a page of this list; reload it."))?),
+        c => Some(c.parse().map_err(|()| AppError::invalid("cursor", t("audit.filter.bad_cursor")))?),
     };
     Ok((filter, cursor))
 }
@@ -73,7 +74,7 @@ fn day(field: &str, s: &str) -> Result<Option<time::Date>, AppError> {
     if s.is_empty() {
         return Ok(None);
     }
-    let bad = || AppError::invalid(field, "Give a day as YYYY-MM-DD.");
+    let bad = || AppError::invalid(field, t("audit.filter.bad_day"));
     let mut parts = s.splitn(3, '-').map(|p| p.parse::<u16>().ok());
     let (Some(Some(y)), Some(Some(m)), Some(Some(d))) = (parts.next(), parts.next(), parts.next()) else {
         return Err(bad());

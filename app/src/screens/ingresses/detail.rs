@@ -8,6 +8,7 @@ use super::{DeleteIngress, IngressDetail, get_ingress};
 use crate::components::address::{ThingHead, live_on_address};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::loaded::Loaded;
+use crate::components::server_html::ServerHtml;
 
 #[cfg(feature = "ssr")]
 pub use body::body_html;
@@ -25,12 +26,12 @@ fn IngressBody(d: IngressDetail) -> impl IntoView {
     let delete = ServerAction::<DeleteIngress>::new();
     navigate_on_success(delete, |_| "/ingresses".to_string());
     view! {
-        <ThingHead title=format!("F5 Ingress {name}") address=d.address.clone()
+        <ThingHead title=crate::tf!("ingresses.detail.title", name = name) address=d.address.clone()
             edit_href=format!("/ingresses/{ticket}/{name}/edit") edit=d.edit.clone()
-            question=format!("Delete F5 Ingress {name}? Its Ingress leaves the member cluster.")
+            question=crate::tf!("ingresses.detail.delete_question", name = name)
             delete=None error=action_error(delete)
             on_delete=move |_| { delete.dispatch(DeleteIngress { ticket: ticket.clone(), name: name.clone() }); } />
-        <div inner_html=d.body.clone()></div>
+        <ServerHtml html=d.body.clone() />
     }
 }
 
@@ -43,6 +44,7 @@ mod body {
     use super::super::{IngressDetail, hosts};
     use crate::components::address::Deployed;
     use crate::components::list::table;
+    use crate::i18n::t;
 
     /// The F5 Ingress's facts, routes, CIS annotations, what BIG-IP runs of it (`on_bigip`,
     /// HTML) and what the member cluster holds, as HTML. NB: static, so rendered by the server (escaped by Leptos's renderer, like every
@@ -52,19 +54,19 @@ mod body {
         let annotations = d.cis.annotations(d.ingress.tls_secret.is_some()).to_string();
         view! {
         <dl class="facts">
-            <dt>"Hosts"</dt><dd>{hosts(&d.ingress)}</dd>
-            <dt>"TLS Secret"</dt><dd>{d.ingress.tls_secret.clone().unwrap_or_else(|| "None (plain HTTP)".into())}</dd>
-            <dt>"Ingress class"</dt><dd><code>{d.cis.class.clone()}</code></dd>
+            <dt>{t("ingresses.col.hosts")}</dt><dd>{hosts(&d.ingress)}</dd>
+            <dt>{t("ingresses.tls_secret")}</dt><dd>{d.ingress.tls_secret.clone().unwrap_or_else(|| t("ingresses.no_tls").into())}</dd>
+            <dt>{t("ingresses.detail.class")}</dt><dd><code>{d.cis.class.clone()}</code></dd>
         </dl>
-        <h2>"Routes"</h2>
-        {table(&["Host", "Path", "Service", "Port"], d.ingress.rules.clone(), |r| view! {
-            <tr><td>{r.host.clone().unwrap_or_else(|| "every host".into())}</td><td>{r.path.clone()}</td><td>{r.service.clone()}</td><td>{r.port}</td></tr>
+        <h2>{t("ingresses.routes")}</h2>
+        {table(&["ingresses.col.host", "ingresses.col.path", "ingresses.col.service", "ingresses.col.port"], d.ingress.rules.clone(), |r| view! {
+            <tr><td>{r.host.clone().unwrap_or_else(|| t("ingresses.every_host").into())}</td><td>{r.path.clone()}</td><td>{r.service.clone()}</td><td>{r.port}</td></tr>
         })}
-        <h2>"CIS annotations"</h2>
+        <h2>{t("ingresses.detail.annotations")}</h2>
         <CisAnnotations annotations />
         <div inner_html=on_bigip></div>
-        <Deployed deployed=d.deployed.clone() held="The Ingress's annotations, class and labels as the member cluster holds them:"
-            missing="Not in the member cluster yet." />
+        <Deployed deployed=d.deployed.clone() held=t("ingresses.detail.deployed")
+            missing=t("ingresses.detail.not_deployed") />
         }
         .to_html()
     }

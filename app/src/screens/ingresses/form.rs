@@ -13,6 +13,7 @@ use crate::components::form::{Field, FormError, action_error, field_error, navig
 use crate::components::loaded::Loaded;
 use crate::domain::crd::IngressRule;
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// `/ingresses/:ticket/new` and `/ingresses/:ticket/:name/edit`
 #[component]
@@ -63,9 +64,9 @@ fn IngressFormBody(choices: IngressChoices) -> impl IntoView {
     });
     navigate_on_success(save, move |name| format!("/ingresses/{ticket}/{name}"));
     let title = if editing {
-        format!("Edit F5 Ingress {}", form.with_untracked(|f| f.name.clone()))
+        crate::tf!("ingresses.form.title_edit", name = form.with_untracked(|f| f.name.clone()))
     } else {
-        "Add an F5 Ingress".into()
+        t("ingresses.form.title_new").into()
     };
     let blocked = choices.add.clone();
     let is_blocked = blocked.is_some();
@@ -87,29 +88,29 @@ fn IngressFormBody(choices: IngressChoices) -> impl IntoView {
         {blocked.clone().map(|r| view! { <div class="callout callout-bad">{r}</div> })}
         <form class="form" on:submit=submit novalidate>
             <FormError error=top fields=FIELDS />
-            <Field label="Name" id="name" help="The Ingress's name in the namespace: lower-case letters, digits and '-'." error=field_error(error, "name")>
+            <Field label=t("ingresses.form.name") id="name" help=t("ingresses.form.name_help") error=field_error(error, "name")>
                 <input id="name" required disabled=editing prop:value=move || form.with(|f| f.name.clone())
                     on:input=set_field(form, |f, v| f.name = v) />
             </Field>
             <RoutesEditor routes offered=choices.services.clone() error />
-            <Field label="TLS Secret" id="tlsSecret" help="A Secret of type kubernetes.io/tls in the namespace; none serves plain HTTP." error=field_error(error, "tlsSecret")>
+            <Field label=t("ingresses.tls_secret") id="tlsSecret" help=t("ingresses.form.tls_secret_help") error=field_error(error, "tlsSecret")>
                 <select id="tlsSecret" on:change=set_field(form, |f, v| f.tls_secret = Some(v).filter(|s| !s.is_empty()))>
-                    <option value="" selected=move || form.with(|f| f.tls_secret.is_none())>"None (plain HTTP)"</option>
+                    <option value="" selected=move || form.with(|f| f.tls_secret.is_none())>{t("ingresses.no_tls")}</option>
                     {secrets.into_iter().map(|s| view! {
                         <option value=s.clone() selected={let s = s.clone(); move || form.with(|f| f.tls_secret.as_ref() == Some(&s))}>{s.clone()}</option>
                     }).collect_view()}
                 </select>
             </Field>
             <fieldset>
-                <legend>"For F5 CIS (set by lbdesk)"</legend>
-                <p class="muted">{format!("Ingress class {}; the annotations the Ingress will carry:", choices.cis.class)}</p>
+                <legend>{t("ingresses.form.for_cis")}</legend>
+                <p class="muted">{crate::tf!("ingresses.form.class_and_annotations", class = choices.cis.class)}</p>
                 <CisAnnotations annotations />
             </fieldset>
             <div class="form-actions">
                 <span title=blocked.clone()>
-                    <BusyButton label="Save" busy_label="Saving…" busy=save.pending() blocked=is_blocked submit=true />
+                    <BusyButton label=t("common.save") busy_label=t("common.saving") busy=save.pending() blocked=is_blocked submit=true />
                 </span>
-                <A href=cancel attr:class="btn btn-ghost">"Cancel"</A>
+                <A href=cancel attr:class="btn btn-ghost">{t("common.cancel")}</A>
             </div>
         </form>
     }

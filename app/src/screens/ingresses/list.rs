@@ -5,26 +5,27 @@ use leptos::prelude::*;
 use super::{AddressIngresses, hosts, list_ingresses};
 use crate::components::address::{AddressGroup, AddressList};
 use crate::components::list::table_or_none;
+use crate::i18n::t;
 
 /// `/ingresses`
 #[component]
 pub fn Ingresses() -> impl IntoView {
     view! {
-        <AddressList title="F5 Ingresses" fetch=list_ingresses group
-            empty="No address for F5 Ingresses yet."
-            hint="Request an address of type F5 Ingress; once it is Enabled, add F5 Ingresses here." />
+        <AddressList title=t("ingresses.title") fetch=list_ingresses group
+            empty=t("ingresses.empty")
+            hint=t("ingresses.empty_hint") />
     }
 }
 
 /// One address and its F5 Ingresses.
 fn group(g: AddressIngresses) -> AnyView {
-    let t = g.address.ticket.clone();
-    let new = format!("/ingresses/{t}/new");
+    let ticket = g.address.ticket.clone();
+    let new = format!("/ingresses/{ticket}/new");
     view! {
-        <AddressGroup address=g.address add_label="Add F5 Ingress" add_href=new add=g.add>
-            {table_or_none(g.ingresses, "No F5 Ingress yet.", &["Name", "Hosts", "Routes", "TLS"], move |i| view! {
+        <AddressGroup address=g.address add_label=t("ingresses.add") add_href=new add=g.add>
+            {table_or_none(g.ingresses, t("ingresses.none_yet"), &["ingresses.col.name", "ingresses.col.hosts", "ingresses.col.routes", "ingresses.col.tls"], move |i| view! {
                 <tr>
-                    <td><a href=format!("/ingresses/{t}/{}", i.name)>{i.name.clone()}</a></td>
+                    <td><a href=format!("/ingresses/{ticket}/{}", i.name)>{i.name.clone()}</a></td>
                     <td>{hosts(&i)}</td>
                     <td>{i.rules.len()}</td>
                     <td>{i.tls_secret.clone().unwrap_or_else(|| "—".into())}</td>

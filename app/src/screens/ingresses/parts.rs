@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use crate::components::address::{NoneFree, ServiceChoice, ServicePicker};
 use crate::domain::crd::IngressRule;
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// The annotations lbdesk writes for CIS (`key: value` lines), read-only.
 #[component]
@@ -46,17 +47,17 @@ pub fn RoutesEditor(
     let count = Memo::new(move |_| routes.with(Vec::len));
     view! {
         <div class="field" class:has-error=move || all.get().is_some()>
-            <span class="label" id="routes-label">"Routes"</span>
+            <span class="label" id="routes-label">{t("ingresses.routes")}</span>
             <div class="routes" role="group" aria-labelledby="routes-label">
                 {move || (0..count.get()).map(|i| view! {
                     <div class="route-row" class:has-error=move || route_error(error.get(), i).is_some()>
-                        <input aria-label=format!("Host {}", i + 1) placeholder="every host"
+                        <input aria-label=crate::tf!("ingresses.route.host", n = i + 1) placeholder=t("ingresses.every_host")
                             prop:value=move || routes.with(|r| r.get(i).and_then(|r| r.host.clone())).unwrap_or_default()
                             on:input=move |ev| {
                                 let host = event_target_value(&ev);
                                 edit(i, &|r| r.host = Some(host.clone()).filter(|h| !h.is_empty()));
                             } />
-                        <input aria-label=format!("Path {}", i + 1) placeholder="/"
+                        <input aria-label=crate::tf!("ingresses.route.path", n = i + 1) placeholder="/"
                             prop:value=move || routes.with(|r| r.get(i).map(|r| r.path.clone())).unwrap_or_default()
                             on:input=move |ev| {
                                 let path = event_target_value(&ev);
@@ -65,15 +66,15 @@ pub fn RoutesEditor(
                         <ServicePicker offered row=i
                             chosen=Signal::derive(move || routes.with(|r| r.get(i).map(|r| (r.service.clone(), r.port))).unwrap_or_default())
                             on_pick=move |(service, port): (String, u16)| edit(i, &|r| { r.service = service.clone(); r.port = port; }) />
-                        <button type="button" class="btn btn-ghost" aria-label=format!("Remove route {}", i + 1)
+                        <button type="button" class="btn btn-ghost" aria-label=crate::tf!("ingresses.route.remove", n = i + 1)
                             on:click=move |_| routes.update(|r| { if i < r.len() { r.remove(i); } })>"×"</button>
                         <span class="field-error" role="alert">{move || route_error(error.get(), i)}</span>
                     </div>
                 }).collect_view()}
                 <NoneFree offered />
-                <button type="button" class="btn btn-ghost" on:click=add disabled=move || offered.with_value(Vec::is_empty)>"+ Add route"</button>
+                <button type="button" class="btn btn-ghost" on:click=add disabled=move || offered.with_value(Vec::is_empty)>{t("ingresses.route.add")}</button>
             </div>
-            <span class="help">"Requests for the host (blank: every host) whose path starts with the path go to the Service port."</span>
+            <span class="help">{t("ingresses.routes_help")}</span>
             <span class="field-error" role="alert">{move || all.get()}</span>
         </div>
     }

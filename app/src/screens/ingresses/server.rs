@@ -18,9 +18,6 @@ use crate::ssr::change::{Edit, change};
 use crate::ssr::guard::{caller, not_found};
 use crate::ssr::{self, kube_error};
 
-/// What the pages call an F5 Ingress.
-const WHAT: &str = "F5 Ingress";
-
 /// The ingress class CIS watches (`--ingress-class`), which the reconciler gives the Ingresses.
 fn class() -> Result<String, AppError> {
     Ok(ssr::state()?.ingress_class)
@@ -34,7 +31,7 @@ fn add_reason(t: &Lbticket) -> Option<String> {
 
 /// The F5 Ingress `name` of `t`.
 fn find<'a>(t: &'a Lbticket, name: &str) -> Result<&'a F5Ingress, AppError> {
-    t.spec.ingresses.iter().find(|i| i.name == name).ok_or_else(|| not_found(&format!("such {WHAT}")))
+    t.spec.ingresses.iter().find(|i| i.name == name).ok_or_else(|| not_found(crate::i18n::t("errors.what.ingress")))
 }
 
 /// The load balancer of `t`, if it still exists.

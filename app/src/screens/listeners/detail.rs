@@ -8,6 +8,7 @@ use super::{DeleteListener, ListenerDetail, get_listener};
 use crate::components::address::{ThingHead, live_on_address};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::loaded::Loaded;
+use crate::components::server_html::ServerHtml;
 
 #[cfg(feature = "ssr")]
 pub use body::body_html;
@@ -25,12 +26,12 @@ fn ListenerBody(d: ListenerDetail) -> impl IntoView {
     let delete = ServerAction::<DeleteListener>::new();
     navigate_on_success(delete, |_| "/listeners".to_string());
     view! {
-        <ThingHead title=format!("Listener {name}") address=d.address.clone()
+        <ThingHead title=crate::tf!("listeners.detail.title", name = name) address=d.address.clone()
             edit_href=format!("/listeners/{ticket}/{name}/edit") edit=None
-            question=format!("Delete listener {name}? Its virtual server leaves the load balancer.")
+            question=crate::tf!("listeners.detail.delete_question", name = name)
             delete=d.delete.clone() error=action_error(delete)
             on_delete=move |_| { delete.dispatch(DeleteListener { ticket: ticket.clone(), name: name.clone() }); } />
-        <div inner_html=d.body.clone()></div>
+        <ServerHtml html=d.body.clone() />
     }
 }
 
@@ -42,6 +43,7 @@ mod body {
     use super::super::{ListenerDetail, protocol_label, session_label};
     use crate::components::address::{Deployed, SplitBar};
     use crate::components::list::table;
+    use crate::i18n::t;
 
     /// The listener's facts, services, what BIG-IP runs of it (`on_bigip`, HTML) and what the member
     /// cluster holds, as HTML. NB: static, so rendered by the server (escaped by Leptos's renderer,
@@ -51,19 +53,19 @@ mod body {
         let d = d.clone();
         view! {
             <dl class="facts">
-                <dt>"Port"</dt><dd>{l.port}</dd>
-                <dt>"Protocol"</dt><dd>{protocol_label(l.protocol)}</dd>
-                <dt>"Persistence"</dt><dd>{session_label(l.session)}</dd>
-                <dt>"Rules"</dt><dd><a href=format!("/rules/{}/{}", d.address.ticket, l.name)>{rules_label(l.rules)}</a></dd>
+                <dt>{t("listeners.field.port")}</dt><dd>{l.port}</dd>
+                <dt>{t("listeners.field.protocol")}</dt><dd>{protocol_label(l.protocol)}</dd>
+                <dt>{t("listeners.field.persistence")}</dt><dd>{session_label(l.session)}</dd>
+                <dt>{t("listeners.field.rules")}</dt><dd><a href=format!("/rules/{}/{}", d.address.ticket, l.name)>{rules_label(l.rules)}</a></dd>
             </dl>
-            <h2>"Services"</h2>
+            <h2>{t("common.services")}</h2>
             <SplitBar services=l.services.clone() />
-            {table(&["Service", "Port", "Weight"], l.services.clone(), |s| view! {
+            {table(&["listeners.col.service", "listeners.field.port", "listeners.col.weight"], l.services.clone(), |s| view! {
                 <tr><td>{s.service.clone()}</td><td>{s.port}</td><td>{format!("{}%", s.weight)}</td></tr>
             })}
             <div inner_html=on_bigip></div>
-            <Deployed deployed=d.deployed.clone() held="The virtual server as the AS3 ConfigMap of the member cluster holds it:"
-                missing="Not in the member cluster's AS3 declaration yet." />
+            <Deployed deployed=d.deployed.clone() held=t("listeners.detail.held")
+                missing=t("listeners.detail.missing") />
         }
         .to_html()
     }
@@ -71,9 +73,8 @@ mod body {
     /// The link to a listener's rules.
     fn rules_label(n: usize) -> String {
         match n {
-            0 => "No rule yet: add one".into(),
-            1 => "1 rule".into(),
-            n => format!("{n} rules"),
+            0 => t("listeners.detail.no_rules").into(),
+            n => crate::tf!("listeners.detail.rules", n = n),
         }
     }
 }

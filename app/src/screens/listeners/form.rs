@@ -7,6 +7,7 @@ use leptos_router::components::A;
 
 use super::{
     ListenerChoices, ListenerForm, PreviewListener, SaveListener, listener_form_choices, protocol_label, session_label,
+    session_value,
 };
 use crate::components::address::{AddressLine, ServicesEditor, ticket_and_name};
 use crate::components::controls::BusyButton;
@@ -26,8 +27,8 @@ pub fn ListenerFormPage() -> impl IntoView {
 /// The fields the form shows errors beside.
 const FIELDS: &[&str] = &["name", "port", "protocol", "session", "services"];
 
-/// Why a field cannot change on edit.
-const FIXED: &str = "The port and protocol of a listener cannot change; create another listener.";
+/// Why a field cannot change on edit (a key).
+const FIXED: &str = "listeners.form.fixed";
 
 /// The form, once its choices (and the listener it edits) are loaded.
 #[component]
@@ -59,9 +60,9 @@ fn ListenerFormBody(choices: ListenerChoices) -> impl IntoView {
     let error = Signal::derive(move || save_error.get().or_else(|| preview_error.get()));
     navigate_on_success(save, move |name| format!("/listeners/{ticket}/{name}"));
     let title = if editing {
-        format!("Edit listener {}", form.with_untracked(|f| f.name.clone()))
+        crate::tf!("listeners.form.title_edit", name = form.with_untracked(|f| f.name.clone()))
     } else {
-        "Add a listener".into()
+        t("listeners.form.title_new").to_string()
     };
     let blocked = if editing { None } else { choices.add.clone() };
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -76,16 +77,16 @@ fn ListenerFormBody(choices: ListenerChoices) -> impl IntoView {
         {blocked.clone().map(|r| view! { <div class="callout callout-bad">{r}</div> })}
         <form class="form" on:submit=submit novalidate>
             <FormError error fields=FIELDS />
-            <Field label="Name" id="name" help="Lower-case letters, digits and '-'." error=field_error(error, "name")>
+            <Field label=t("listeners.field.name") id="name" help=t("listeners.form.name_help") error=field_error(error, "name")>
                 <input id="name" required disabled=editing prop:value=move || form.with(|f| f.name.clone())
                     on:input=set_field(form, |f, v| f.name = v) />
             </Field>
-            <Field label="Port" id="port" help=if editing { FIXED } else { "Unique on this address." } error=field_error(error, "port")>
+            <Field label=t("listeners.field.port") id="port" help=t(if editing { FIXED } else { "listeners.form.port_help" }) error=field_error(error, "port")>
                 <input id="port" type="number" min="1" max="65535" disabled=editing
                     prop:value=move || form.with(|f| f.port.to_string())
                     on:input=set_field(form, |f, v| f.port = v.trim().parse().unwrap_or_default()) />
             </Field>
-            <Field label="Protocol" id="protocol" help=if editing { FIXED } else { "" } error=field_error(error, "protocol")>
+            <Field label=t("listeners.field.protocol") id="protocol" help=if editing { t(FIXED) } else { "" } error=field_error(error, "protocol")>
                 <select id="protocol" disabled=editing on:change=set_field(form, |f, v| {
                     f.protocol = Protocol::ALL.into_iter().find(|p| p.as_str() == v).unwrap_or_default();
                     if !f.protocol.is_http() && f.session == Session::Cookie {
@@ -97,12 +98,12 @@ fn ListenerFormBody(choices: ListenerChoices) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </Field>
-            <Field label="Persistence" id="session" help="Cookie persistence needs HTTP or HTTPS." error=field_error(error, "session")>
+            <Field label=t("listeners.field.persistence") id="session" help=t("listeners.form.session_help") error=field_error(error, "session")>
                 <select id="session" on:change=set_field(form, |f, v| {
-                    f.session = [Session::None, Session::SourceAddress, Session::Cookie].into_iter().find(|s| session_label(*s) == v).unwrap_or_default();
+                    f.session = [Session::None, Session::SourceAddress, Session::Cookie].into_iter().find(|s| session_value(*s) == v).unwrap_or_default();
                 })>
                     {[Session::None, Session::SourceAddress, Session::Cookie].into_iter().map(|s| view! {
-                        <option value=session_label(s) selected=move || form.with(|f| f.session == s)
+                        <option value=session_value(s) selected=move || form.with(|f| f.session == s)
                             disabled=move || s == Session::Cookie && form.with(|f| !f.protocol.is_http())>{session_label(s)}</option>
                     }).collect_view()}
                 </select>
@@ -112,7 +113,7 @@ fn ListenerFormBody(choices: ListenerChoices) -> impl IntoView {
                 <BusyButton label=t("common.preview_as3") busy_label=t("common.rendering") busy=preview.pending()
                     on_click=move |_| { preview.dispatch(PreviewListener { form: current() }); } />
                 <BusyButton label=t("common.save") busy_label=t("common.saving") busy=save.pending() blocked=blocked.is_some() submit=true />
-                <A href=cancel attr:class="btn btn-ghost">"Cancel"</A>
+                <A href=cancel attr:class="btn btn-ghost">{t("common.cancel")}</A>
             </div>
         </form>
         {move || preview.value().get().and_then(Result::ok).map(|p| view! { <PreviewPanel preview=p /> })}

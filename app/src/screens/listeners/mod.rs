@@ -152,9 +152,18 @@ pub fn protocol_label(p: Protocol) -> &'static str {
 /// How a persistence reads on the pages.
 fn session_label(s: Session) -> &'static str {
     match s {
-        Session::Cookie => "Cookie",
-        Session::SourceAddress => "Source address",
-        Session::None => "None",
+        Session::Cookie => crate::i18n::t("listeners.session.cookie"),
+        Session::SourceAddress => crate::i18n::t("listeners.session.source_address"),
+        Session::None => crate::i18n::t("listeners.session.none"),
+    }
+}
+
+/// A persistence as the form's select names it (its YAML name: the same in every language).
+fn session_value(s: Session) -> &'static str {
+    match s {
+        Session::Cookie => "cookie",
+        Session::SourceAddress => "source-address",
+        Session::None => "none",
     }
 }
 

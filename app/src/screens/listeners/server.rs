@@ -17,10 +17,13 @@ use crate::domain::policy::{Owner, TicketUse, listener_creatable, listener_delet
 use crate::error::AppError;
 use crate::ssr::address::{self, World};
 use crate::ssr::change::{Edit, change};
-use crate::ssr::guard::{caller, not_found};
+use crate::ssr::guard::caller;
 use crate::ssr::{self, kube_error, preview, refused};
 
-const LISTENER: &str = "such listener";
+/// What a call naming a listener its request does not hold is told.
+fn no_listener() -> AppError {
+    AppError::NotFound(crate::i18n::t("listeners.not_found").into())
+}
 
 /// Why no listener can be added to `t` now.
 fn add_reason(t: &Lbticket) -> Option<String> {
@@ -65,7 +68,7 @@ pub async fn detail(ticket: &str, name: &str) -> Result<ListenerDetail, AppError
     address::check_names(ticket, name)?;
     let caller = caller().await?;
     let t = address::ticket(&caller, Verb::Read, ticket).await?;
-    let listener = t.spec.listeners.iter().find(|l| l.name == name).ok_or_else(|| not_found(LISTENER))?;
+    let listener = t.spec.listeners.iter().find(|l| l.name == name).ok_or_else(no_listener)?;
     let world = World::load().await?;
     let usage = TicketUse::of(&t, world.rules_on(&t));
     let deployed = match world.loadbalancer_of(&t) {
@@ -100,7 +103,7 @@ pub async fn choices(ticket: &str, name: &str) -> Result<ListenerChoices, AppErr
     let world = World::load().await?;
     let listener = match name {
         "" => None,
-        name => Some(t.spec.listeners.iter().find(|l| l.name == name).ok_or_else(|| not_found(LISTENER))?),
+        name => Some(t.spec.listeners.iter().find(|l| l.name == name).ok_or_else(no_listener)?),
     };
     let me = Owner::Listener { ticket: t.name_any(), listener: name.to_string() };
     let usage = TicketUse::of(&t, world.rules_on(&t));

@@ -12,9 +12,11 @@ use crate::components::controls::UsageBar;
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::{More, Page, load_more, read_pages, table, table_or_none};
 use crate::components::loaded::Loaded;
-use crate::domain::crd::IpPair;
+use crate::components::server_html::ServerHtml;
+use crate::domain::crd::{BondState, IpPair};
 use crate::domain::policy::{lb_deletable, reason};
 use crate::error::AppError;
+use crate::i18n::t;
 
 /// `/loadbalancers/:name`
 #[component]
@@ -40,37 +42,42 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
     let error = action_error(delete);
     let to_delete = name.clone();
     view! {
-        <Title text=format!("Load balancer {name}") />
+        <Title text=crate::tf!("loadbalancers.detail.title", name = name) />
         <div class="page-head">
-            <h1>{format!("Load balancer {name}")}</h1>
+            <h1>{crate::tf!("loadbalancers.detail.title", name = name)}</h1>
             <div class="actions">
-                <A href=format!("/loadbalancers/{name}/edit") attr:class="btn">"Edit"</A>
+                <A href=format!("/loadbalancers/{name}/edit") attr:class="btn">{t("common.edit")}</A>
                 <ConfirmButton
-                    label="Delete"
-                    question=format!("Delete load balancer {name}? Its AS3 tenant will be removed from the cluster.")
+                    label=t("common.delete")
+                    question=crate::tf!("loadbalancers.delete_question", name = name)
                     reason=Signal::derive(move || deletable.clone())
                     on_confirm=move |_| { delete.dispatch(DeleteLoadbalancer { name: to_delete.clone() }); }
                 />
             </div>
         </div>
-        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
         {d.row.unreachable.clone().map(|why| view! {
             <div class="notice-bad" role="status">
-                {format!("Member cluster {} cannot be reached: nothing is placed there until it answers. ", d.row.cluster)}
+                {crate::tf!("loadbalancers.detail.unreachable", cluster = d.row.cluster)}
                 <span class="muted">{why}</span>
             </div>
         })}
         {d.row.cis_not_ready.clone().map(|why| view! {
             <div class="notice-bad" role="status">
-                "CIS will not post everything lbdesk writes for this load balancer: " {why}
+                {t("loadbalancers.detail.cis_not_ready")} {why}
             </div>
         })}
-        <div inner_html=d.facts.clone()></div>
+        <ServerHtml html=d.facts.clone() />
         <PairList pairs />
-        <h2>"Address requests using it"</h2>
-        {table_or_none(d.tickets.clone(), "None.", &["Request", "Namespace", "Phase"], |t| view! {
-            <tr><td><a href=format!("/tickets/{}", t.name)>{t.name.clone()}</a></td><td>{t.namespace.clone()}</td><td>{t.phase.clone()}</td></tr>
-        })}
+        <h2>{t("loadbalancers.detail.requests")}</h2>
+        {table_or_none(
+            d.tickets.clone(),
+            t("loadbalancers.detail.requests_none"),
+            &["loadbalancers.detail.col.request", "loadbalancers.detail.col.namespace", "loadbalancers.detail.col.phase"],
+            |r| view! {
+                <tr><td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td><td>{r.namespace.clone()}</td><td>{r.phase.clone()}</td></tr>
+            },
+        )}
     }
 }
 
@@ -81,18 +88,18 @@ pub fn facts_html(d: &LbDetail) -> String {
     let d = d.clone();
     view! {
         <dl class="facts">
-            <dt>"Cluster"</dt><dd>{d.row.cluster.clone()}</dd>
-            <dt>"AS3 tenant"</dt><dd>{d.partition.clone()}</dd>
-            <dt>"VE"</dt><dd>{format!("{} — {}", d.row.ve_addr, d.row.ve_cidr)}</dd>
-            <dt>"VE certificate"</dt><dd>{if d.form.ve_skip_verify { "not verified when BIG-IP is read back" } else { "verified when BIG-IP is read back" }}</dd>
-            <dt>"LTM"</dt><dd>{format!("{} — {}", d.row.ltm_url, d.row.ltm_cidr)}</dd>
-            <dt>"CIS namespace"</dt><dd>{d.form.cis_namespace.clone()}</dd>
-            <dt>"Namespace selector"</dt><dd>{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>
-            <dt>"Projects"</dt><dd>{if d.form.scope.is_empty() { "every project of the cluster".to_string() } else { d.form.scope.join(", ") }}</dd>
-            <dt>"Reserved"</dt><dd>{if d.form.reserved.is_empty() { "—".to_string() } else { d.form.reserved.clone() }}</dd>
-            <dt>"LTM token"</dt><dd>{if d.token_set { "set" } else { "not set" }}</dd>
-            <dt>"VE credentials"</dt><dd>{if d.credentials_set { "set" } else { "not set" }}</dd>
-            <dt>"Capacity"</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
+            <dt>{t("loadbalancers.fact.cluster")}</dt><dd>{d.row.cluster.clone()}</dd>
+            <dt>{t("loadbalancers.fact.tenant")}</dt><dd>{d.partition.clone()}</dd>
+            <dt>{t("loadbalancers.fact.ve")}</dt><dd>{format!("{} — {}", d.row.ve_addr, d.row.ve_cidr)}</dd>
+            <dt>{t("loadbalancers.fact.ve_certificate")}</dt><dd>{if d.form.ve_skip_verify { t("loadbalancers.fact.not_verified") } else { t("loadbalancers.fact.verified") }}</dd>
+            <dt>{t("loadbalancers.fact.ltm")}</dt><dd>{format!("{} — {}", d.row.ltm_url, d.row.ltm_cidr)}</dd>
+            <dt>{t("loadbalancers.fact.cis_namespace")}</dt><dd>{d.form.cis_namespace.clone()}</dd>
+            <dt>{t("loadbalancers.fact.nsselector")}</dt><dd>{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>
+            <dt>{t("loadbalancers.fact.projects")}</dt><dd>{if d.form.scope.is_empty() { t("loadbalancers.fact.every_project").to_string() } else { d.form.scope.join(", ") }}</dd>
+            <dt>{t("loadbalancers.fact.reserved")}</dt><dd>{if d.form.reserved.is_empty() { "—".to_string() } else { d.form.reserved.clone() }}</dd>
+            <dt>{t("loadbalancers.fact.ltm_token")}</dt><dd>{if d.token_set { t("loadbalancers.fact.set") } else { t("loadbalancers.fact.not_set") }}</dd>
+            <dt>{t("loadbalancers.fact.ve_credentials")}</dt><dd>{if d.credentials_set { t("loadbalancers.fact.set") } else { t("loadbalancers.fact.not_set") }}</dd>
+            <dt>{t("loadbalancers.fact.capacity")}</dt><dd><UsageBar used=d.row.pairs_used free=d.row.pairs_free /></dd>
         </dl>
     }
     .to_html()
@@ -125,25 +132,38 @@ impl Pairs {
 fn PairList(pairs: Pairs) -> impl IntoView {
     let Pairs { search, more, resource } = pairs;
     view! {
-        <h2>"Allocated pairs"</h2>
+        <h2>{t("loadbalancers.pairs.title")}</h2>
         <div class="toolbar">
-            <input type="search" placeholder="Address or request" aria-label="Search pairs"
+            <input type="search" placeholder=t("loadbalancers.pairs.search_placeholder") aria-label=t("loadbalancers.pairs.search")
                 on:input=move |ev| search.set(event_target_value(&ev)) />
         </div>
         <Loaded resource show=move |page| {
             if page.rows.is_empty() {
-                let none = if search.get_untracked().trim().is_empty() { "No address is allocated." } else { "No pair matches." };
+                let none = if search.get_untracked().trim().is_empty() {
+                    t("loadbalancers.pairs.none")
+                } else {
+                    t("loadbalancers.pairs.no_match")
+                };
                 return view! { <p class="muted">{none}</p> }.into_any();
             }
             let load = load_more(page.next.is_some(), move || more.add(search.get_untracked()));
             view! {
-                {table(&["VE IP", "LTM IP", "Request", "State"], page.rows, |p| view! {
+                {table(&["loadbalancers.pairs.col.veip", "loadbalancers.pairs.col.ltmip", "loadbalancers.pairs.col.request", "loadbalancers.pairs.col.state"], page.rows, |p| view! {
                     <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
                     <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
-                    <td>{p.status.as_str()}</td></tr>
+                    <td>{bond_state(p.status)}</td></tr>
                 })}
                 {load}
             }.into_any()
         } />
+    }
+}
+
+/// A pair's state in words.
+fn bond_state(state: BondState) -> &'static str {
+    match state {
+        BondState::Pending => t("loadbalancers.pairs.state.pending"),
+        BondState::Bond => t("loadbalancers.pairs.state.bond"),
+        BondState::Releasing => t("loadbalancers.pairs.state.releasing"),
     }
 }

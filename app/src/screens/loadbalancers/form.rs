@@ -9,6 +9,7 @@ use super::{LbChoices, LbDetail, LbForm, SaveLoadbalancer, get_loadbalancer, loa
 use crate::components::controls::{BusyButton, KeyValueEditor};
 use crate::components::form::{Field, FormError, action_error, editor, field_error, navigate_on_success, set_field};
 use crate::domain::policy::{lb_field_editable, reason};
+use crate::i18n::t;
 
 /// `/loadbalancers/new` and `/loadbalancers/:name/edit`
 #[component]
@@ -36,9 +37,6 @@ const LB_FIELDS: &[&str] = &[
     "reserved",
 ];
 
-/// Said under a credential: it goes one way only.
-const SECRET_HELP: &str = "Stored in a Secret; never shown again.";
-
 /// The form itself, once its choices (and the load balancer it edits) are loaded.
 #[component]
 fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
@@ -65,10 +63,12 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
         save.dispatch(SaveLoadbalancer { form: f });
     };
     let title = if editing {
-        format!("Edit load balancer {}", form.get_untracked().name)
+        crate::tf!("loadbalancers.form.title_edit", name = form.get_untracked().name)
     } else {
-        "New load balancer".to_string()
+        t("loadbalancers.new").to_string()
     };
+    // Said under a credential: it goes one way only.
+    let secret_help = t("loadbalancers.form.secret_help");
     let lock_note =
         move |field: &'static str| locked(field).map(|r| view! { <span class="locked" role="note">{r}</span> });
     // A required field of a tier (its address, its range), locked while the rule says so.
@@ -107,30 +107,30 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
         <h1>{title}</h1>
         <form class="form" on:submit=submit novalidate>
             <FormError error fields=LB_FIELDS />
-            <Field label="Name" id="name" help="Lower-case letters, digits and '-'." error=field_error(error, "metadata.name")>
+            <Field label=t("loadbalancers.form.name") id="name" help=t("loadbalancers.form.name_help") error=field_error(error, "metadata.name")>
                 <input id="name" required disabled=editing value=move || form.get().name on:input=set(|f, v| f.name = v) />
             </Field>
             <fieldset>
-                <legend>"Tier-1 LTM"</legend>
-                {tier_field("LTM URL", "ltm-url", "ltm.url", "", "http://100.1.1.1/api", |f| f.ltm_url.clone(), |f, v| f.ltm_url = v)}
-                {secret_field("LTM token", "ltm-token", "ltm.token", SECRET_HELP, true, token_set, |f, v| f.ltm_token = v)}
-                {tier_field("LTM CIDR", "ltm-cidr", "ltm.cidr", "Bank-facing addresses to allocate from.", "10.0.0.0/24", |f| f.ltm_cidr.clone(), |f, v| f.ltm_cidr = v)}
+                <legend>{t("loadbalancers.form.tier1")}</legend>
+                {tier_field(t("loadbalancers.form.ltm_url"), "ltm-url", "ltm.url", "", "http://100.1.1.1/api", |f| f.ltm_url.clone(), |f, v| f.ltm_url = v)}
+                {secret_field(t("loadbalancers.form.ltm_token"), "ltm-token", "ltm.token", secret_help, true, token_set, |f, v| f.ltm_token = v)}
+                {tier_field(t("loadbalancers.form.ltm_cidr"), "ltm-cidr", "ltm.cidr", t("loadbalancers.form.ltm_cidr_help"), "10.0.0.0/24", |f| f.ltm_cidr.clone(), |f, v| f.ltm_cidr = v)}
             </fieldset>
             <fieldset>
-                <legend>"Tier-2 BIG-IP VE"</legend>
-                {tier_field("VE address", "ve-addr", "ve.addr", "", "200.1.1.1", |f| f.ve_addr.clone(), |f, v| f.ve_addr = v)}
-                {secret_field("VE user", "ve-user", "ve.user", "", false, credentials_set, |f, v| f.ve_user = v)}
-                {secret_field("VE password", "ve-password", "ve.password", SECRET_HELP, true, credentials_set, |f, v| f.ve_password = v)}
-                {tier_field("VE CIDR", "ve-cidr", "ve.cidr", "Virtual-server addresses users get.", "20.1.0.0/16", |f| f.ve_cidr.clone(), |f, v| f.ve_cidr = v)}
+                <legend>{t("loadbalancers.form.tier2")}</legend>
+                {tier_field(t("loadbalancers.form.ve_addr"), "ve-addr", "ve.addr", "", "200.1.1.1", |f| f.ve_addr.clone(), |f, v| f.ve_addr = v)}
+                {secret_field(t("loadbalancers.form.ve_user"), "ve-user", "ve.user", "", false, credentials_set, |f, v| f.ve_user = v)}
+                {secret_field(t("loadbalancers.form.ve_password"), "ve-password", "ve.password", secret_help, true, credentials_set, |f, v| f.ve_password = v)}
+                {tier_field(t("loadbalancers.form.ve_cidr"), "ve-cidr", "ve.cidr", t("loadbalancers.form.ve_cidr_help"), "20.1.0.0/16", |f| f.ve_cidr.clone(), |f, v| f.ve_cidr = v)}
                 <label class="check">
                     <input type="checkbox" id="ve-skip-verify" prop:checked=move || form.get().ve_skip_verify
                         on:change=move |ev| form.update(|f| f.ve_skip_verify = event_target_checked(&ev)) />
-                    " Skip verification of the VE's management certificate when reading BIG-IP back"
+                    " " {t("loadbalancers.form.skip_verify")}
                 </label>
             </fieldset>
             <fieldset>
-                <legend>"F5 CIS"</legend>
-                <Field label="Cluster" id="cluster" error=field_error(error, "cluster")>
+                <legend>{t("loadbalancers.form.cis")}</legend>
+                <Field label=t("loadbalancers.form.cluster") id="cluster" error=field_error(error, "cluster")>
                     <select id="cluster" disabled=locked("cluster").is_some() title=locked("cluster") on:change=set(|f, v| f.cluster = v)>
                         {choices.clusters.iter().map(|c| {
                             let c = c.clone();
@@ -140,18 +140,20 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
                     </select>
                     {lock_note("cluster")}
                 </Field>
-                <Field label="Namespace selector" id="nsselector" help="Labels put on namespaces with listeners, as the CIS --namespace-label expects." error=field_error(error, "nsselector")>
+                <Field label=t("loadbalancers.form.nsselector") id="nsselector" error=field_error(error, "nsselector")>
                     <KeyValueEditor id="nsselector" pairs=nsselector disabled=Signal::derive(move || locked("nsselector").is_some()) />
                     {lock_note("nsselector")}
+                    // NB: the help as `Field` places it, with the flag's name as a parameter (no word to translate).
+                    <span class="help">{crate::tf!("loadbalancers.form.nsselector_help", flag = "--namespace-label")}</span>
                 </Field>
-                <Field label="Partition (AS3 tenant)" id="partition" help="Optional; the cluster name when empty. Unique per cluster." error=field_error(error, "partition")>
+                <Field label=t("loadbalancers.form.partition") id="partition" help=t("loadbalancers.form.partition_help") error=field_error(error, "partition")>
                     <input id="partition" value=move || form.get().partition on:input=set(|f, v| f.partition = v) />
                 </Field>
-                <Field label="CIS namespace" id="cis-namespace" help="Where this CIS reads its AS3 ConfigMap." error=field_error(error, "cis.namespace")>
+                <Field label=t("loadbalancers.form.cis_namespace") id="cis-namespace" help=t("loadbalancers.form.cis_namespace_help") error=field_error(error, "cis.namespace")>
                     <input id="cis-namespace" value=move || form.get().cis_namespace on:input=set(|f, v| f.cis_namespace = v) />
                 </Field>
             </fieldset>
-            <Field label="Projects" id="scope" help="Projects allowed to use it; none checked means every project of the cluster." error=field_error(error, "scope")>
+            <Field label=t("loadbalancers.form.projects") id="scope" help=t("loadbalancers.form.projects_help") error=field_error(error, "scope")>
                 <div id="scope" class="checks">
                     {projects.into_iter().map(|p| {
                         let checked = form.get_untracked().scope.contains(&p);
@@ -169,12 +171,12 @@ fn LbFormBody(choices: LbChoices, detail: Option<LbDetail>) -> impl IntoView {
                     }).collect_view()}
                 </div>
             </Field>
-            <Field label="Reserved addresses" id="reserved" help="Addresses or CIDRs never handed out, separated by commas." error=field_error(error, "reserved")>
+            <Field label=t("loadbalancers.form.reserved") id="reserved" help=t("loadbalancers.form.reserved_help") error=field_error(error, "reserved")>
                 <textarea id="reserved" rows="2" prop:value=move || form.get().reserved on:input=set(|f, v| f.reserved = v)></textarea>
             </Field>
             <div class="form-actions">
-                <BusyButton label="Save" busy_label="Saving…" busy=save.pending() submit=true />
-                <A href="/loadbalancers" attr:class="btn btn-ghost">"Cancel"</A>
+                <BusyButton label=t("common.save") busy_label=t("common.saving") busy=save.pending() submit=true />
+                <A href="/loadbalancers" attr:class="btn btn-ghost">{t("common.cancel")}</A>
             </div>
         </form>
     }
@@ -191,7 +193,7 @@ fn SecretInput(
     view! {
         <input id=id type=if password { "password" } else { "text" }
             autocomplete=if password { "new-password" } else { "off" }
-            placeholder=if stored { "set — type to replace" } else { "" }
+            placeholder=if stored { t("loadbalancers.form.secret_set") } else { "" }
             on:input=move |ev| set.run(Some(event_target_value(&ev)).filter(|v| !v.is_empty())) />
     }
 }

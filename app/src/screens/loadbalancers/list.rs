@@ -9,6 +9,7 @@ use crate::components::layout::UserResource;
 use crate::components::list::{ListHead, NoRows, table};
 use crate::components::loaded::Loaded;
 use crate::domain::access::{Target, Verb};
+use crate::i18n::t;
 
 /// `/loadbalancers`
 #[component]
@@ -17,13 +18,13 @@ pub fn Loadbalancers() -> impl IntoView {
     let search = RwSignal::new(String::new());
     let rows = Resource::new(move || search.get(), list_loadbalancers);
     view! {
-        <Title text="Load balancers" />
+        <Title text=t("loadbalancers.title") />
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match user.await {
                     Ok(u) if u.may(Verb::Read, Target::Loadbalancers) => view! {
-                        <ListHead title="Load balancers" create_href="/loadbalancers/new" create_label="New load balancer"
-                            search_label="Search load balancers" placeholder="Search by name or cluster" search />
+                        <ListHead title=t("loadbalancers.title") create_href="/loadbalancers/new" create_label=t("loadbalancers.new")
+                            search_label=t("loadbalancers.search") placeholder=t("loadbalancers.search_placeholder") search />
                     }.into_any(),
                     _ => ().into_any(),
                 }
@@ -37,11 +38,20 @@ pub fn Loadbalancers() -> impl IntoView {
 fn lb_table(rows: Vec<LbRow>) -> AnyView {
     if rows.is_empty() {
         return view! {
-            <NoRows message="No load balancers yet." hint="Register the first one: LTM, VE and the CIS of a member cluster." />
+            <NoRows message=t("loadbalancers.empty") hint=t("loadbalancers.empty_hint") />
         }
         .into_any();
     }
-    table(&["Name", "Cluster", "VE", "LTM", "Address pairs", "Requests", "Ready"], rows, |r| {
+    let headers = &[
+        "loadbalancers.col.name",
+        "loadbalancers.col.cluster",
+        "loadbalancers.col.ve",
+        "loadbalancers.col.ltm",
+        "loadbalancers.col.pairs",
+        "loadbalancers.col.requests",
+        "loadbalancers.col.ready",
+    ];
+    table(headers, rows, |r| {
         view! {
             <tr>
                 <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
@@ -51,10 +61,10 @@ fn lb_table(rows: Vec<LbRow>) -> AnyView {
                 <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
                 <td>{r.tickets}</td>
                 <td>{match (&r.unreachable, &r.cis_not_ready, r.ready) {
-                    (Some(why), _, _) => view! { <span class="badge badge-bad" title=why.clone()>"Cluster unreachable"</span> }.into_any(),
-                    (None, Some(why), _) => view! { <span class="badge badge-bad" title=why.clone()>"CIS not ready"</span> }.into_any(),
-                    (None, None, true) => view! { <span class="badge badge-ok">"Ready"</span> }.into_any(),
-                    (None, None, false) => view! { <span class="badge badge-info">"Pending"</span> }.into_any(),
+                    (Some(why), _, _) => view! { <span class="badge badge-bad" title=why.clone()>{t("loadbalancers.badge.unreachable")}</span> }.into_any(),
+                    (None, Some(why), _) => view! { <span class="badge badge-bad" title=why.clone()>{t("loadbalancers.badge.cis_not_ready")}</span> }.into_any(),
+                    (None, None, true) => view! { <span class="badge badge-ok">{t("loadbalancers.badge.ready")}</span> }.into_any(),
+                    (None, None, false) => view! { <span class="badge badge-info">{t("loadbalancers.badge.pending")}</span> }.into_any(),
                 }}</td>
             </tr>
         }

@@ -21,10 +21,17 @@ use crate::domain::policy::{
     validate_credentials, validate_lb,
 };
 use crate::error::AppError;
-use crate::ssr::guard::{Caller, Written, caller_for, not_found};
+use crate::i18n::t;
+use crate::ssr::guard::{Caller, Written, caller_for};
 use crate::ssr::{self, internal, kube_error, refused};
 
+/// What the guard calls a load balancer (it names none to a caller: the screen is an admin's).
 const WHAT: &str = "such load balancer";
+
+/// There is no such load balancer.
+fn not_found() -> AppError {
+    AppError::NotFound(t("loadbalancers.not_found").into())
+}
 
 /// Where the credentials Secrets live.
 const SECRETS_NAMESPACE: &str = "lbdesk-system";
@@ -64,7 +71,7 @@ async fn all() -> Result<(Vec<Loadbalancer>, Vec<Lbticket>), AppError> {
 pub async fn list(search: &str) -> Result<Vec<LbRow>, AppError> {
     caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
     if search.len() > 253 {
-        return Err(AppError::invalid("search", "Search for at most 253 characters."));
+        return Err(AppError::invalid("search", t("loadbalancers.search_too_long")));
     }
     let (lbs, tickets) = all().await?;
     let needle = search.trim().to_lowercase();
@@ -184,11 +191,13 @@ pub async fn pairs(name: &str, search: &str, after: &str) -> Result<Page<IpPair>
     caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
     object_name("name", name).map_err(refused)?;
     if search.len() > 253 {
-        return Err(AppError::invalid("search", "Search for at most 253 characters."));
+        return Err(AppError::invalid("search", t("loadbalancers.search_too_long")));
     }
     let after: Option<IpAddr> = match after {
         "" => None,
-        a => Some(a.parse().map_err(|_| AppError::invalid("after", format!("{} is no address.", shown(a))))?),
+        a => Some(a.parse().map_err(|_| {
+            AppError::invalid("after", crate::tf!("loadbalancers.pairs.not_an_address", address = shown(a)))
+        })?),
     };
     let selector = format!("{LABEL_LOADBALANCER}={name},{LABEL_SIDE}=ve");
     let addresses = Api::<Lbaddress>::all(ssr::mgmt()?)
@@ -213,14 +222,14 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
     caller_for(Verb::Read, Target::Loadbalancers, WHAT).await?;
     object_name("name", name).map_err(refused)?;
     let (lbs, tickets) = all().await?;
-    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(|| not_found(WHAT))?;
+    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(not_found)?;
     let using: Vec<LbTicket> = tickets
         .iter()
         .filter(|t| t.spec.loadbalancer == name)
         .map(|t| LbTicket {
             name: t.name_any(),
             namespace: t.spec.namespace.clone(),
-            phase: t.status.as_ref().map(|s| s.phase.as_str()).unwrap_or("Created").into(),
+            phase: crate::i18n::phase(t.status.as_ref().map(|s| s.phase).unwrap_or_default()).into(),
         })
         .collect();
     let mut detail = LbDetail {
@@ -254,7 +263,7 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
     if !ssr::state()?.clusters.members().contains(&spec.cluster) {
         return Err(AppError::invalid(
             "cluster",
-            format!("{} is not a member cluster lbdesk knows.", shown(&spec.cluster)),
+            crate::tf!("loadbalancers.form.unknown_cluster", cluster = shown(&spec.cluster)),
         ));
     }
     let (lbs, tickets) = all().await?;
@@ -263,9 +272,9 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
     let existing = lbs.iter().find(|l| l.name_any() == name);
     match (form.generation, existing) {
         (None, Some(_)) => {
-            return Err(AppError::invalid("name", format!("A load balancer named {name} already exists.")));
+            return Err(AppError::invalid("name", crate::tf!("loadbalancers.form.exists", name = name)));
         }
-        (Some(_), None) => return Err(not_found(WHAT)),
+        (Some(_), None) => return Err(not_found()),
         (Some(loaded), Some(old)) => {
             ssr::unchanged_since(loaded, &old.metadata)?;
             let in_use = loadbalancer_use(old, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
@@ -347,7 +356,7 @@ pub async fn delete(name: &str) -> Result<(), AppError> {
 
 async fn delete_once(caller: &Caller, name: &str) -> Result<Written<()>, AppError> {
     let (lbs, tickets) = all().await?;
-    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(|| not_found(WHAT))?;
+    let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(not_found)?;
     let in_use = loadbalancer_use(lb, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
     lb_deletable(in_use, lb.labels().contains_key(LABEL_DO_NOT_DELETE)).map_err(refused)?;
     let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);

@@ -8,7 +8,9 @@ use leptos_router::components::A;
 
 use super::listener::route_keys;
 use super::tester::{TesterState, TryRequest};
-use super::{PreviewRule, RuleChoices, SaveRule, form_field, operator_label, rule_form_choices, type_label};
+use super::{
+    PreviewRule, RuleChoices, SaveRule, form_field, operator_label, operator_value, rule_form_choices, type_label,
+};
 use crate::components::address::{AddressLine, ServicesEditor};
 use crate::components::controls::BusyButton;
 use crate::components::form::{Field, FormError, action_error, navigate_on_success, set_field};
@@ -16,6 +18,7 @@ use crate::components::loaded::Loaded;
 use crate::components::preview::PreviewPanel;
 use crate::domain::crd::{MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 use crate::domain::policy::{needs_key, operators_for, validate_rule};
+use crate::i18n::t;
 
 /// `/rules/:ticket/:listener/new` and `/rules/:ticket/:listener/:name/edit`
 #[component]
@@ -32,9 +35,13 @@ const HTTP_TYPES: &[RuleType] =
     &[RuleType::Header, RuleType::Domain, RuleType::Url, RuleType::Cookie, RuleType::Urlparam, RuleType::Ip];
 const IP_ONLY: &[RuleType] = &[RuleType::Ip];
 
-/// A new condition of type `t`.
-fn condition(t: RuleType) -> RuleCondition {
-    RuleCondition { type_: t, key: None, values: vec![RuleValue { operator: Operator::Equal, value: String::new() }] }
+/// A new condition of type `kind`.
+fn condition(kind: RuleType) -> RuleCondition {
+    RuleCondition {
+        type_: kind,
+        key: None,
+        values: vec![RuleValue { operator: Operator::Equal, value: String::new() }],
+    }
 }
 
 /// The form, once its choices (and the rule it edits) are loaded.
@@ -75,9 +82,9 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
     let back = format!("/rules/{ticket}/{listener}");
     navigate_on_success(save, move |name| format!("/rules/{ticket}/{listener}/{name}"));
     let title = if c.editing {
-        format!("Edit rule {}", c.rule.name)
+        crate::tf!("rules.form.title_edit", name = c.rule.name)
     } else {
-        format!("Add a rule to listener {}", c.rule.listener)
+        crate::tf!("rules.form.title_new", listener = c.rule.listener)
     };
     let blocked = c.add.clone();
     let cannot_save = Signal::derive(move || blocked.is_some() || live.with(Option::is_some));
@@ -104,35 +111,35 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
         {c.add.clone().map(|r| view! { <div class="callout callout-bad">{r}</div> })}
         <form class="form" on:submit=submit novalidate>
             <FormError error fields=FIELDS />
-            <Field label="Name" id="name" help="Lower-case letters, digits and '-'." error=at("name".into())>
+            <Field label=t("rules.col.name") id="name" help=t("rules.form.name_help") error=at("name".into())>
                 <input id="name" required disabled=editing prop:value=move || form.with(|f| f.name.clone())
                     on:input=set_field(form, |f, v| f.name = v.trim().to_string()) />
             </Field>
-            <Field label="Match" id="match" error=at("match".into())>
+            <Field label=t("rules.form.match") id="match" error=at("match".into())>
                 <select id="match" on:change=set_field(form, |f, v| f.match_ = if v == "all" { MatchMode::All } else { MatchMode::Any })>
-                    <option value="any" selected=move || form.with(|f| f.match_ == MatchMode::Any)>"Any condition"</option>
-                    <option value="all" selected=move || form.with(|f| f.match_ == MatchMode::All)>"Every condition"</option>
+                    <option value="any" selected=move || form.with(|f| f.match_ == MatchMode::Any)>{t("rules.form.match_any")}</option>
+                    <option value="all" selected=move || form.with(|f| f.match_ == MatchMode::All)>{t("rules.form.match_all")}</option>
                 </select>
             </Field>
-            <div class="field" role="group" aria-label="Conditions">
-                <span class="label">"Conditions"</span>
-                {(!protocol.is_http()).then(|| view! { <p class="help">"A TCP or UDP listener sees no HTTP data: only the client's IP can be matched."</p> })}
+            <div class="field" role="group" aria-label=t("rules.form.conditions")>
+                <span class="label">{t("rules.form.conditions")}</span>
+                {(!protocol.is_http()).then(|| view! { <p class="help">{t("rules.form.ip_only")}</p> })}
                 {move || (0..count.get()).map(|i| view! { <ConditionRow form i types at /> }).collect_view()}
-                <button type="button" class="btn btn-ghost" on:click=move |_| form.update(|f| f.conditions.push(condition(types[0])))>"+ Add condition"</button>
+                <button type="button" class="btn btn-ghost" on:click=move |_| form.update(|f| f.conditions.push(condition(types[0])))>{t("rules.form.add_condition")}</button>
                 <span class="field-error" role="alert">{move || at("rules".into()).get()}</span>
             </div>
             <ServicesEditor services offered=c.services.clone() error=at("services".into()) />
             <div class="form-actions">
-                <BusyButton label="Preview AS3" busy_label="Rendering…" busy=preview.pending() blocked=cannot_save
+                <BusyButton label=t("common.preview_as3") busy_label=t("common.rendering") busy=preview.pending() blocked=cannot_save
                     on_click=move |_| { preview.dispatch(PreviewRule { form: current() }); } />
-                <BusyButton label="Save" busy_label="Saving…" busy=save.pending() blocked=cannot_save submit=true />
-                <A href=back attr:class="btn btn-ghost">"Cancel"</A>
+                <BusyButton label=t("common.save") busy_label=t("common.saving") busy=save.pending() blocked=cannot_save submit=true />
+                <A href=back attr:class="btn btn-ghost">{t("common.cancel")}</A>
             </div>
         </form>
         <TryRequest listener=c.listener.listener() rules=edited health=c.health.clone() state=TesterState::default() />
         {move || preview.value().get().and_then(Result::ok).map(|p| view! {
             <PreviewPanel preview=p.preview />
-            {p.irule.map(|text| view! { <h2>"The listener's iRule"</h2><pre class="irule" data-testid="irule">{text}</pre> })}
+            {p.irule.map(|text| view! { <h2>{t("rules.form.irule")}</h2><pre class="irule" data-testid="irule">{text}</pre> })}
         })}
     }
 }
@@ -159,54 +166,54 @@ fn ConditionRow(
     let values = Memo::new(move |_| form.with(|f| get(f).map(|c| c.values.len())).unwrap_or_default());
     let pick_type = move |ev| {
         let v: usize = event_target_value(&ev).parse().unwrap_or_default();
-        let t = types.get(v).copied().unwrap_or(types[0]);
+        let kind = types.get(v).copied().unwrap_or(types[0]);
         edit(&|c| {
-            c.type_ = t;
-            if !needs_key(t) {
+            c.type_ = kind;
+            if !needs_key(kind) {
                 c.key = None;
             }
             for value in &mut c.values {
-                if !operators_for(t).contains(&value.operator) {
+                if !operators_for(kind).contains(&value.operator) {
                     value.operator = Operator::Equal;
                 }
             }
         });
     };
     view! {
-        <fieldset class="condition" aria-label=format!("Condition {n}")>
-            <select aria-label=format!("Condition {n} looks at") on:change=pick_type>
-                {types.iter().enumerate().map(|(k, t)| view! {
-                    <option value=k.to_string() selected=move || kind.get() == *t>{type_label(*t)}</option>
+        <fieldset class="condition" aria-label=crate::tf!("rules.condition.label", n = n)>
+            <select aria-label=crate::tf!("rules.condition.looks_at", n = n) on:change=pick_type>
+                {types.iter().enumerate().map(|(k, offered)| view! {
+                    <option value=k.to_string() selected=move || kind.get() == *offered>{type_label(*offered)}</option>
                 }).collect_view()}
             </select>
             {move || needs_key(kind.get()).then(|| view! {
-                <input aria-label=format!("Condition {n} name") placeholder="X-Canary"
+                <input aria-label=crate::tf!("rules.condition.name", n = n) placeholder="X-Canary"
                     prop:value=move || form.with(|f| get(f).and_then(|c| c.key).unwrap_or_default())
                     on:input=move |ev| { let v = event_target_value(&ev); edit(&|c| c.key = Some(v.trim().to_string())); } />
             })}
             <span class="field-error" role="alert">{move || at(format!("rules[{i}].key")).get().or_else(|| at(format!("rules[{i}].type")).get())}</span>
             {move || (0..values.get()).map(|j| view! {
                 <div class="condition-value">
-                    <select aria-label=format!("Condition {n} operator {}", j + 1) on:change=move |ev| {
+                    <select aria-label=crate::tf!("rules.condition.operator", n = n, m = j + 1) on:change=move |ev| {
                         let v = event_target_value(&ev);
-                        let op = operators_for(kind.get_untracked()).iter().copied().find(|o| operator_label(*o) == v).unwrap_or(Operator::Equal);
+                        let op = operators_for(kind.get_untracked()).iter().copied().find(|o| operator_value(*o) == v).unwrap_or(Operator::Equal);
                         edit(&|c| if let Some(value) = c.values.get_mut(j) { value.operator = op; });
                     }>
                         {move || operators_for(kind.get()).iter().map(|o| view! {
-                            <option value=operator_label(*o) selected=move || form.with(|f| get(f).and_then(|c| c.values.get(j).map(|v| v.operator == *o)).unwrap_or_default())>{operator_label(*o)}</option>
+                            <option value=operator_value(*o) selected=move || form.with(|f| get(f).and_then(|c| c.values.get(j).map(|v| v.operator == *o)).unwrap_or_default())>{operator_label(*o)}</option>
                         }).collect_view()}
                     </select>
-                    <input aria-label=format!("Condition {n} value {}", j + 1)
+                    <input aria-label=crate::tf!("rules.condition.value", n = n, m = j + 1)
                         prop:value=move || form.with(|f| get(f).and_then(|c| c.values.get(j).map(|v| v.value.clone())).unwrap_or_default())
                         on:input=move |ev| { let v = event_target_value(&ev); edit(&|c| if let Some(value) = c.values.get_mut(j) { value.value = v.clone(); }); } />
-                    <button type="button" class="btn btn-ghost" aria-label=format!("Remove value {} of condition {n}", j + 1)
+                    <button type="button" class="btn btn-ghost" aria-label=crate::tf!("rules.condition.remove_value", n = n, m = j + 1)
                         on:click=move |_| edit(&|c| { if c.values.len() > 1 && j < c.values.len() { c.values.remove(j); } })>"×"</button>
                     <span class="field-error" role="alert">{move || at(format!("rules[{i}].values[{j}].value")).get().or_else(|| at(format!("rules[{i}].values[{j}].operator")).get())}</span>
                 </div>
             }).collect_view()}
-            <button type="button" class="btn btn-ghost" on:click=move |_| edit(&|c| c.values.push(RuleValue { operator: Operator::Equal, value: String::new() }))>"+ Value"</button>
-            <button type="button" class="btn btn-ghost" aria-label=format!("Remove condition {n}")
-                on:click=move |_| form.update(|f| { if f.conditions.len() > 1 && i < f.conditions.len() { f.conditions.remove(i); } })>"Remove"</button>
+            <button type="button" class="btn btn-ghost" on:click=move |_| edit(&|c| c.values.push(RuleValue { operator: Operator::Equal, value: String::new() }))>{t("rules.condition.add_value")}</button>
+            <button type="button" class="btn btn-ghost" aria-label=crate::tf!("rules.condition.remove", n = n)
+                on:click=move |_| form.update(|f| { if f.conditions.len() > 1 && i < f.conditions.len() { f.conditions.remove(i); } })>{t("common.remove")}</button>
         </fieldset>
     }
 }

@@ -13,6 +13,8 @@ use crate::components::controls::ReasonButton;
 use crate::components::form::action_error;
 use crate::components::list::table;
 use crate::components::loaded::Loaded;
+use crate::components::server_html::ServerHtml;
+use crate::i18n::t;
 
 /// The route's `:ticket`, `:listener` and `:name` (empty when absent).
 pub fn route_keys() -> impl Fn() -> (String, String, String) + Copy + Send + Sync + 'static {
@@ -49,7 +51,7 @@ fn RulesBody(
     tester: TesterState,
 ) -> impl IntoView {
     let (ticket, listener) = (r.address.ticket.clone(), r.listener.name.clone());
-    let title = format!("Rules of listener {listener}");
+    let title = crate::tf!("rules.listener.title", listener = listener);
     let new = format!("/rules/{ticket}/{listener}/new");
     let last = r.rules.len().saturating_sub(1);
     let specs: Vec<_> = r.rules.iter().map(|rule| (rule.name.clone(), rule.spec.clone())).collect();
@@ -64,7 +66,8 @@ fn RulesBody(
             }
         };
         let why = |edge: bool, said: &str| locked.clone().or_else(|| edge.then(|| said.to_string()));
-        let (first, end) = (why(i == 0, "It is tried first already."), why(i == last, "It is tried last already."));
+        let (first, end) =
+            (why(i == 0, t("rules.listener.first_already")), why(i == last, t("rules.listener.last_already")));
         view! {
             <tr>
                 <td>{i + 1}</td>
@@ -72,8 +75,8 @@ fn RulesBody(
                 <td>{rule.summary.clone()}</td>
                 <td><SplitBar services=rule.spec.services.clone() /></td>
                 <td class="actions">
-                    <ReasonButton label="Move up" reason=Signal::derive(move || first.clone()) on_click=shift(true) />
-                    <ReasonButton label="Move down" reason=Signal::derive(move || end.clone()) on_click=shift(false) />
+                    <ReasonButton label=t("rules.listener.move_up") reason=Signal::derive(move || first.clone()) on_click=shift(true) />
+                    <ReasonButton label=t("rules.listener.move_down") reason=Signal::derive(move || end.clone()) on_click=shift(false) />
                 </td>
             </tr>
         }
@@ -82,17 +85,17 @@ fn RulesBody(
         <Title text=title.clone() />
         <div class="page-head">
             <h1>{title} " " <CarriedBadge carried=r.address.carried.clone() /></h1>
-            <ReasonButton label="Add rule" reason=Signal::derive(move || r.add.clone())
+            <ReasonButton label=t("rules.listener.add") reason=Signal::derive(move || r.add.clone())
                 on_click=move |_| use_navigate()(&new, Default::default()) />
         </div>
         <AddressLine address=r.address.clone() />
-        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
-        {table(&["#", "Rule", "When", "Services", ""], r.rules.into_iter().enumerate(), row)}
-        <p class="muted">"Otherwise, the listener's own weights:"</p>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
+        {table(&["#", "rules.col.rule", "rules.col.when", "rules.col.services", ""], r.rules.into_iter().enumerate(), row)}
+        <p class="muted">{t("rules.listener.otherwise")}</p>
         <SplitBar services=r.listener.services.clone() />
-        <div inner_html=r.on_bigip.clone()></div>
+        <ServerHtml html=r.on_bigip.clone() />
         <TryRequest listener=r.listener.listener() rules=Signal::stored(specs) health=r.health state=tester />
-        <Deployed deployed=r.deployed held="The listener's iRule as the AS3 ConfigMap of the member cluster holds it:"
-            missing="No iRule in the member cluster for this listener: it has no rule there yet." />
+        <Deployed deployed=r.deployed held=t("rules.listener.held")
+            missing=t("rules.listener.missing") />
     }
 }

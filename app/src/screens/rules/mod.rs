@@ -18,6 +18,7 @@ use crate::components::address::{AddressSummary, ServiceChoice};
 use crate::components::preview::Preview;
 use crate::domain::crd::{LbruleSpec, MatchMode, Operator, RuleCondition, RuleType, ServiceRef};
 use crate::error::AppError;
+use crate::i18n::t;
 use crate::screens::listeners::ListenerRow;
 
 pub use form::RuleFormPage;
@@ -216,46 +217,59 @@ pub fn form_field(field: &str) -> &str {
 /// A rule's conditions in one line: "Host is a.example.com or header X-Canary matches ^yes$".
 pub fn summary(match_: MatchMode, conditions: &[RuleCondition]) -> String {
     let join = match match_ {
-        MatchMode::Any => " or ",
-        MatchMode::All => " and ",
+        MatchMode::Any => format!(" {} ", t("rules.summary.or")),
+        MatchMode::All => format!(" {} ", t("rules.summary.and")),
     };
-    conditions.iter().map(condition_text).collect::<Vec<_>>().join(join)
+    conditions.iter().map(condition_text).collect::<Vec<_>>().join(&join)
 }
 
 /// One condition in words: "header X-Canary is 1".
 fn condition_text(c: &RuleCondition) -> String {
     let key = c.key.as_deref().unwrap_or_default();
     let subject = match c.type_ {
-        RuleType::Domain => "Host".to_string(),
-        RuleType::Url => "Path".to_string(),
-        RuleType::Ip => "Client IP".to_string(),
-        RuleType::Header => format!("header {key}"),
-        RuleType::Cookie => format!("cookie {key}"),
-        RuleType::Urlparam => format!("parameter {key}"),
+        RuleType::Domain | RuleType::Url | RuleType::Ip => type_label(c.type_).to_string(),
+        RuleType::Header => crate::tf!("rules.cond.header", key = key),
+        RuleType::Cookie => crate::tf!("rules.cond.cookie", key = key),
+        RuleType::Urlparam => crate::tf!("rules.cond.param", key = key),
     };
+    format!("{subject} {}", values_text(c))
+}
+
+/// A condition's values, each with its operator: "matches ^yes$ or is 1".
+fn values_text(c: &RuleCondition) -> String {
     let values: Vec<String> = c.values.iter().map(|v| format!("{} {}", operator_label(v.operator), v.value)).collect();
-    format!("{subject} {}", values.join(" or "))
+    values.join(&format!(" {} ", t("rules.summary.or")))
 }
 
 /// What a condition type looks at, as the pages say it.
-fn type_label(t: RuleType) -> &'static str {
-    match t {
-        RuleType::Domain => "Host",
-        RuleType::Url => "Path",
-        RuleType::Ip => "Client IP",
-        RuleType::Header => "Header",
-        RuleType::Cookie => "Cookie",
-        RuleType::Urlparam => "Query parameter",
+fn type_label(kind: RuleType) -> &'static str {
+    match kind {
+        RuleType::Domain => t("rules.type.domain"),
+        RuleType::Url => t("rules.type.url"),
+        RuleType::Ip => t("rules.type.ip"),
+        RuleType::Header => t("rules.type.header"),
+        RuleType::Cookie => t("rules.type.cookie"),
+        RuleType::Urlparam => t("rules.type.urlparam"),
     }
 }
 
 /// How an operator reads on the pages.
 fn operator_label(o: Operator) -> &'static str {
     match o {
-        Operator::Equal => "is",
-        Operator::Startwith => "starts with",
-        Operator::Regexp => "matches",
-        Operator::Range => "is in",
+        Operator::Equal => t("rules.op.equal"),
+        Operator::Startwith => t("rules.op.startwith"),
+        Operator::Regexp => t("rules.op.regexp"),
+        Operator::Range => t("rules.op.range"),
+    }
+}
+
+/// An operator as the form's select names it (its YAML name: the same in every language).
+fn operator_value(o: Operator) -> &'static str {
+    match o {
+        Operator::Equal => "equal",
+        Operator::Startwith => "startwith",
+        Operator::Regexp => "regexp",
+        Operator::Range => "range",
     }
 }
 

@@ -4,12 +4,13 @@ use leptos::prelude::*;
 
 use super::listener::route_keys;
 use super::shift::{STEPS, Shift};
-use super::{DeleteRule, RuleDetail, ShiftRule, get_rule, operator_label, type_label};
+use super::{DeleteRule, RuleDetail, ShiftRule, get_rule, type_label, values_text};
 use crate::components::address::{SplitBar, ThingHead};
 use crate::components::form::{action_error, navigate_on_success};
 use crate::components::list::table;
 use crate::components::loaded::Loaded;
 use crate::domain::crd::MatchMode;
+use crate::i18n::t;
 
 /// `/rules/:ticket/:listener/:name`
 #[component]
@@ -33,29 +34,29 @@ fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<Strin
     let delete = ServerAction::<DeleteRule>::new();
     navigate_on_success(delete, move |_| back.clone());
     let combine = match f.match_ {
-        MatchMode::Any => "When any condition holds",
-        MatchMode::All => "When every condition holds",
+        MatchMode::Any => t("rules.rule.when_any"),
+        MatchMode::All => t("rules.rule.when_all"),
     };
     view! {
-        <ThingHead title=format!("Rule {name}") address=d.address.clone()
+        <ThingHead title=crate::tf!("rules.rule.title", name = name) address=d.address.clone()
             edit_href=format!("/rules/{ticket}/{listener}/{name}/edit") edit=d.edit.clone()
-            question=format!("Delete rule {name}? What it matches goes to the next rule, or the listener's own weights.")
+            question=crate::tf!("rules.rule.delete_question", name = name)
             delete=None error=action_error(delete)
             on_delete=move |_| { delete.dispatch(DeleteRule { ticket: ticket.clone(), listener: listener.clone(), name: name.clone() }); } />
         <dl class="facts">
-            <dt>"Listener"</dt><dd><a href=format!("/rules/{}/{}", f.ticket, f.listener)>{f.listener.clone()}</a></dd>
-            <dt>"Priority"</dt><dd>{d.row.spec.priority}</dd>
-            <dt>"Matches"</dt><dd>{d.row.summary.clone()}</dd>
+            <dt>{t("rules.col.listener")}</dt><dd><a href=format!("/rules/{}/{}", f.ticket, f.listener)>{f.listener.clone()}</a></dd>
+            <dt>{t("rules.rule.priority")}</dt><dd>{d.row.spec.priority}</dd>
+            <dt>{t("rules.rule.matches")}</dt><dd>{d.row.summary.clone()}</dd>
         </dl>
         <h2>{combine}</h2>
-        {table(&["Looks at", "Name", "Values"], f.conditions.clone(), |c| view! {
+        {table(&["rules.col.looks_at", "rules.col.name", "rules.col.values"], f.conditions.clone(), |c| view! {
             <tr>
                 <td>{type_label(c.type_)}</td>
                 <td>{c.key.clone().unwrap_or_else(|| "—".into())}</td>
-                <td>{c.values.iter().map(|v| format!("{} {}", operator_label(v.operator), v.value)).collect::<Vec<_>>().join(" or ")}</td>
+                <td>{values_text(&c)}</td>
             </tr>
         })}
-        <h2>"Sends to"</h2>
+        <h2>{t("rules.rule.sends_to")}</h2>
         <SplitBar services=f.services.clone() />
         <Shift form=f.clone() history=d.history.clone() shift steps />
     }

@@ -16,14 +16,22 @@ use crate::domain::policy::{
     Held, Owner, Refusal, TicketUse, Usage, dns_label, object_name, reason, rule_creatable, rule_write, within_quota,
 };
 use crate::error::AppError;
+use crate::i18n::t;
 use crate::screens::listeners::ListenerRow;
 use crate::ssr::address::{self, World, project_of};
 use crate::ssr::audit::{Filter, Projects};
-use crate::ssr::guard::{Caller, Written, caller, not_found};
+use crate::ssr::guard::{Caller, Written, caller};
 use crate::ssr::{self, kube_error, preview, refused};
 
-const RULE: &str = "such rule";
-const LISTENER: &str = "such listener";
+/// What a call naming a rule the listener does not hold is told.
+fn no_rule() -> AppError {
+    AppError::NotFound(t("rules.not_found").into())
+}
+
+/// What a call naming a listener the request does not hold is told.
+fn no_listener() -> AppError {
+    AppError::NotFound(t("listeners.not_found").into())
+}
 
 /// Priorities a listener's rules are given when renumbered: 10, 20, 30…
 const STEP: u32 = 10;
@@ -49,16 +57,16 @@ impl Ground {
     }
 
     async fn read(caller: &Caller, verb: Verb, ticket: &str, listener: &str, lock: bool) -> Result<Ground, AppError> {
-        let t = address::ticket(caller, verb, ticket).await?;
+        let read = address::ticket(caller, verb, ticket).await?;
         let tenant = match lock {
-            true => Some(ssr::state()?.saves.lock(&t.spec.loadbalancer).await),
+            true => Some(ssr::state()?.saves.lock(&read.spec.loadbalancer).await),
             false => None,
         };
         let world = World::load().await?;
         // NB: the request as the world read under the lock holds it, not as read before.
-        let t = world.tickets.iter().find(|w| w.metadata.name == t.metadata.name).cloned().unwrap_or(t);
-        let l = t.spec.listeners.iter().find(|l| l.name == listener).cloned().ok_or_else(|| not_found(LISTENER))?;
-        Ok(Ground { ticket: t, listener: l, world, _tenant: tenant })
+        let read = world.tickets.iter().find(|w| w.metadata.name == read.metadata.name).cloned().unwrap_or(read);
+        let l = read.spec.listeners.iter().find(|l| l.name == listener).cloned().ok_or_else(no_listener)?;
+        Ok(Ground { ticket: read, listener: l, world, _tenant: tenant })
     }
 
     /// The rules on the listener, in the order they are tried.
@@ -70,7 +78,7 @@ impl Ground {
     }
 
     fn rule(&self, name: &str) -> Result<&Lbrule, AppError> {
-        self.rules().into_iter().find(|r| r.name_any() == name).ok_or_else(|| not_found(RULE))
+        self.rules().into_iter().find(|r| r.name_any() == name).ok_or_else(no_rule)
     }
 
     fn summary(&self) -> AddressSummary {
@@ -250,7 +258,7 @@ async fn checked(g: &Ground, form: &RuleForm) -> Result<(LbruleSpec, Option<Lbru
     let wanted = spec.services.iter().map(|s| ("services".to_string(), s.service.as_str(), s.port));
     crate::ssr::change::real_ports(&offered, wanted)?;
     if let Err(why) = preview::render(&g.world, &g.ticket, &with_rule(g, &form.name, spec.clone()))?.1 {
-        return Err(AppError::Refused(format!("The AS3 declaration would be invalid: {why}")));
+        return Err(AppError::Refused(crate::tf!("rules.invalid_as3", why = why)));
     }
     Ok((spec, before))
 }
@@ -295,7 +303,7 @@ async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Writ
     let after = match after {
         // NB: names are cluster-wide; the answer is the same whoever holds the name.
         Err(kube::Error::Api(s)) if s.code == 409 && before.is_none() => {
-            return Err(AppError::invalid("name", format!("The name {} is not available; choose another.", form.name)));
+            return Err(AppError::invalid("name", crate::tf!("rules.name_taken", name = form.name)));
         }
         other => other.map_err(|e| kube_error("rule", e))?,
     };
@@ -311,7 +319,7 @@ async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Writ
 pub async fn shift(ticket: &str, listener: &str, name: &str, version: &str, second: u32) -> Result<(), AppError> {
     check_names(ticket, listener, name)?;
     if second > 100 {
-        return Err(AppError::invalid("second", "A weight is a whole number from 0 to 100."));
+        return Err(AppError::invalid("second", t("rules.weight_range")));
     }
     let caller = caller().await?;
     caller.write(|| shift_once(&caller, ticket, listener, name, version, second)).await
@@ -328,7 +336,7 @@ async fn shift_once(
     let g = Ground::for_change(caller, ticket, listener).await?;
     let mut form = form_of(g.rule(name)?);
     let [first, to] = form.services.as_mut_slice() else {
-        return Err(AppError::Refused("Only a rule with exactly two services shifts traffic.".into()));
+        return Err(AppError::Refused(t("rules.shift.two_services").into()));
     };
     (first.weight, to.weight) = (100 - second, second);
     form.version = Some(version.to_string());
@@ -379,7 +387,7 @@ pub async fn reorder(ticket: &str, listener: &str, name: &str, up: bool) -> Resu
         return Err(AppError::Refused(why));
     }
     let mut order: Vec<Lbrule> = g.rules().into_iter().cloned().collect();
-    let at = order.iter().position(|r| r.name_any() == name).ok_or_else(|| not_found(RULE))?;
+    let at = order.iter().position(|r| r.name_any() == name).ok_or_else(no_rule)?;
     let to = if up { at.checked_sub(1) } else { Some(at + 1).filter(|t| *t < order.len()) };
     let Some(to) = to else { return Ok(()) };
     order.swap(at, to);
@@ -409,7 +417,7 @@ async fn set_priority(caller: &Caller, project: Option<&str>, name: &str, priori
     caller
         .write(|| async move {
             let api = Api::<Lbrule>::all(ssr::mgmt()?);
-            let before = api.get_opt(name).await.map_err(|e| kube_error("rule", e))?.ok_or_else(|| not_found(RULE))?;
+            let before = api.get_opt(name).await.map_err(|e| kube_error("rule", e))?.ok_or_else(no_rule)?;
             let mut next = before.clone();
             next.spec.priority = priority;
             let after = api.replace(name, &PostParams::default(), &next).await.map_err(|e| kube_error("rule", e))?;

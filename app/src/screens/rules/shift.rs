@@ -10,6 +10,7 @@ use crate::components::form::action_error;
 use crate::components::list::table_or_none;
 use crate::components::preview::PreviewPanel;
 use crate::components::time::LocalTime;
+use crate::i18n::t;
 
 /// The steps offered until the user types others: the second service's share, in percent.
 pub const STEPS: &str = "10, 25, 50, 100";
@@ -20,10 +21,10 @@ fn parse_steps(text: &str) -> Result<Vec<u32>, String> {
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.trim_end_matches('%').parse::<u32>() {
             Ok(n) if (1..=100).contains(&n) && out.last().is_none_or(|last| *last < n) => out.push(n),
-            _ => return Err(format!("{part:?}: steps are whole percentages from 1 to 100, rising")),
+            _ => return Err(crate::tf!("rules.shift.bad_step", part = format!("{part:?}"))),
         }
     }
-    if out.is_empty() { Err("give at least one step".into()) } else { Ok(out) }
+    if out.is_empty() { Err(t("rules.shift.no_step").into()) } else { Ok(out) }
 }
 
 /// Where "Shift" and "Back" go from `now` (the second service's weight) along `steps`.
@@ -71,34 +72,34 @@ pub fn Shift(
     };
     let (go, back, promote) = (set.clone(), set.clone(), set);
     view! {
-        <section class="shift" aria-label="Traffic shift">
-            <h2>"Traffic shift"</h2>
-            <p data-testid="shift-now">{format!("Now {}% to {first}, {now}% to {second}.", 100 - now)}</p>
-            <label class="tester-field">{format!("Steps (% to {second})")}
+        <section class="shift" aria-label=t("rules.shift.title")>
+            <h2>{t("rules.shift.title")}</h2>
+            <p data-testid="shift-now">{crate::tf!("rules.shift.now", rest = 100 - now, first = first, now = now, second = second)}</p>
+            <label class="tester-field">{crate::tf!("rules.shift.steps", second = second)}
                 <input prop:value=move || steps.get() on:input=move |ev| steps.set(event_target_value(&ev)) />
             </label>
             <span class="field-error" role="alert">{move || parsed.get().err()}</span>
             <div class="actions">
-                <BusyButton label="Preview next step" busy_label="Rendering…" busy=preview.pending()
+                <BusyButton label=t("rules.shift.preview_next") busy_label=t("common.rendering") busy=preview.pending()
                     blocked=Signal::derive(move || targets().0.is_none()) on_click=move |_| preview_next() />
                 <button type="button" class="btn btn-primary" disabled=move || targets().0.is_none() || shift.pending().get()
                     on:click=move |_| { if let Some(to) = targets().0 { shift.dispatch(go(to)); } }>
-                    {move || targets().0.map_or_else(|| "Shift".to_string(), |to| format!("Shift to {to}%"))}
+                    {move || targets().0.map_or_else(|| t("rules.shift.shift").to_string(), |to| crate::tf!("rules.shift.shift_to", to = to))}
                 </button>
                 <button type="button" class="btn" disabled=move || targets().1.is_none() || shift.pending().get()
                     on:click=move |_| { if let Some(to) = targets().1 { shift.dispatch(back(to)); } }>
-                    {move || targets().1.map_or_else(|| "Back".to_string(), |to| format!("Back to {to}%"))}
+                    {move || targets().1.map_or_else(|| t("rules.shift.back").to_string(), |to| crate::tf!("rules.shift.back_to", to = to))}
                 </button>
                 <button type="button" class="btn" disabled=move || now == 100 || shift.pending().get()
-                    on:click=move |_| { shift.dispatch(promote(100)); }>"Promote"</button>
+                    on:click=move |_| { shift.dispatch(promote(100)); }>{t("rules.shift.promote")}</button>
             </div>
-            <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+            <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
             {move || preview.value().get().map(|p| match p {
                 Ok(p) => view! { <PreviewPanel preview=p.preview /> }.into_any(),
-                Err(e) => view! { <p class="field-error" role="alert">{e.to_string()}</p> }.into_any(),
+                Err(e) => view! { <p class="field-error" role="alert">{e.message()}</p> }.into_any(),
             })}
-            <h3>"Steps taken"</h3>
-            {table_or_none(history, "No step yet.", &["When", "Who", "Weights"], |s| view! {
+            <h3>{t("rules.shift.taken")}</h3>
+            {table_or_none(history, t("rules.shift.none"), &["rules.shift.col.when", "rules.shift.col.who", "rules.shift.col.weights"], |s| view! {
                 <tr><td><LocalTime at=s.at /></td><td>{s.user}</td><td>{s.weights}</td></tr>
             })}
         </section>

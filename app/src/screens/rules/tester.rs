@@ -8,6 +8,7 @@ use super::condition_text;
 use crate::domain::as3::names;
 use crate::domain::crd::{LbruleSpec, Listener};
 use crate::domain::routing::{Request, Router};
+use crate::i18n::t;
 
 /// The sample request's fields as typed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,14 +62,16 @@ fn answer(listener: &Listener, rules: &[(String, LbruleSpec)], sample: &Sample) 
     let not = router
         .explain(&req)
         .into_iter()
-        .filter_map(|t| {
-            let spec = rules.iter().find(|(n, _)| n == t.rule).map(|(_, s)| s)?;
-            let failed = spec.rules.get(t.failed?)?;
-            Some(format!("{}: {} does not hold", t.rule, condition_text(failed)))
+        .filter_map(|tried| {
+            let spec = rules.iter().find(|(n, _)| n == tried.rule).map(|(_, s)| s)?;
+            let failed = spec.rules.get(tried.failed?)?;
+            Some(crate::tf!("rules.tester.not_held", rule = tried.rule, condition = condition_text(failed)))
         })
         .collect();
     Some(Answer {
-        to: decision.rule.map_or_else(|| "the listener's own weights".to_string(), |r| format!("rule {r}")),
+        to: decision
+            .rule
+            .map_or_else(|| t("rules.tester.own_weights").to_string(), |r| crate::tf!("rules.tester.rule", name = r)),
         bucket: decision.bucket,
         backend: format!("{}:{}", decision.service.service, decision.service.port),
         pool: names::pool(&decision.service.service, decision.service.port),
@@ -106,7 +109,7 @@ pub fn TryRequest(
         let (listener, health) = (listener.clone(), health.clone());
         open.get().then(move || {
             view! {
-                <Suspense fallback=|| view! { <p class="muted">"Loading the tester…"</p> }>
+                <Suspense fallback=|| view! { <p class="muted">{t("rules.tester.loading")}</p> }>
                     {move || {
                         let (listener, health) = (listener.clone(), health.clone());
                         Suspend::new(async move { tester(listener, rules, health, sample).await })
@@ -117,7 +120,7 @@ pub fn TryRequest(
     };
     view! {
         <p><button type="button" class="btn" aria-expanded=move || open.get().to_string()
-            on:click=move |_| open.update(|o| *o = !*o)>"Try a request"</button></p>
+            on:click=move |_| open.update(|o| *o = !*o)>{t("rules.tester.try")}</button></p>
         {tester}
     }
 }
@@ -161,27 +164,27 @@ fn Tester(
             }
         };
     view! {
-        <section class="tester" aria-label="Request tester">
-            <h2>"Try a request"</h2>
+        <section class="tester" aria-label=t("rules.tester.label")>
+            <h2>{t("rules.tester.try")}</h2>
             <div class="tester-fields">
                 {http.then(|| view! {
-                    {input("Host", |s, v| s.host = v, |s| s.host.clone())}
-                    {input("Path and query", |s, v| s.uri = v, |s| s.uri.clone())}
+                    {input(t("rules.tester.host"), |s, v| s.host = v, |s| s.host.clone())}
+                    {input(t("rules.tester.path"), |s, v| s.uri = v, |s| s.uri.clone())}
                 })}
-                {input("Client IP", |s, v| s.client = v, |s| s.client.clone())}
+                {input(t("rules.type.ip"), |s, v| s.client = v, |s| s.client.clone())}
                 {http.then(|| view! {
-                    {area("Headers", "X-Canary: 1", |s, v| s.headers = v, |s| s.headers.clone())}
-                    {area("Cookies", "group=beta", |s, v| s.cookies = v, |s| s.cookies.clone())}
+                    {area(t("rules.tester.headers"), "X-Canary: 1", |s, v| s.headers = v, |s| s.headers.clone())}
+                    {area(t("rules.tester.cookies"), "group=beta", |s, v| s.cookies = v, |s| s.cookies.clone())}
                 })}
             </div>
             <div class="tester-result" data-testid="tester" role="status">
                 {move || match result.get() {
-                    None => view! { <p class="muted">"No Service takes this request: every weight is 0."</p> }.into_any(),
+                    None => view! { <p class="muted">{t("rules.tester.nowhere")}</p> }.into_any(),
                     Some(a) => view! {
-                        <p><strong data-testid="tester-to">{format!("Goes to {}", a.to)}</strong></p>
-                        <p class="muted">{format!("Bucket {} of 100 → {} (pool {})", a.bucket, a.backend, a.pool)}</p>
+                        <p><strong data-testid="tester-to">{crate::tf!("rules.tester.goes_to", to = a.to)}</strong></p>
+                        <p class="muted">{crate::tf!("rules.tester.bucket", bucket = a.bucket, backend = a.backend, pool = a.pool)}</p>
                         <p class="muted" data-testid="tester-members">{health.iter().find(|(p, _)| *p == a.pool)
-                            .map(|(pool, up)| format!("On BIG-IP, pool {pool}: {up}"))}</p>
+                            .map(|(pool, up)| crate::tf!("rules.tester.members", pool = pool, up = up))}</p>
                         <ul>{a.not.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
                     }.into_any(),
                 }}

@@ -15,6 +15,7 @@ use crate::domain::policy::{
     ingress_creatable, listener_creatable, reason, ticket_deletable, ticket_disableable, ticket_editable,
     ticket_enableable,
 };
+use crate::i18n::t;
 
 /// Whether the reconciler is still carrying the request towards what was asked of it.
 fn in_motion(phase: Phase, state: DesiredState) -> bool {
@@ -59,64 +60,75 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
     let (n1, n2, n3) = (name.clone(), name.clone(), name.clone());
     let go = |href: String| move |_| use_navigate()(&href, Default::default());
     let (add_label, add_reason) = match d.row.lbtype {
-        LbType::Listener => ("Add listener", reason(&listener_creatable(phase, d.row.lbtype))),
-        LbType::Ingress => ("Add F5 Ingress", reason(&ingress_creatable(phase, d.row.lbtype))),
+        LbType::Listener => (t("tickets.detail.add_listener"), reason(&listener_creatable(phase, d.row.lbtype))),
+        LbType::Ingress => (t("tickets.detail.add_ingress"), reason(&ingress_creatable(phase, d.row.lbtype))),
     };
     let add_href = match d.row.lbtype {
         LbType::Listener => format!("/listeners/{name}/new"),
         LbType::Ingress => format!("/ingresses/{name}/new"),
     };
     let (uses, used_href) = match d.row.lbtype {
-        LbType::Listener => (format!("{} listener(s)", d.usage.listeners), format!("/listeners#t-{name}")),
-        LbType::Ingress => (format!("{} F5 Ingress(es)", d.usage.ingresses), "/ingresses".to_string()),
+        LbType::Listener => {
+            (crate::tf!("tickets.detail.uses_listeners", n = d.usage.listeners), format!("/listeners#t-{name}"))
+        }
+        LbType::Ingress => {
+            (crate::tf!("tickets.detail.uses_ingresses", n = d.usage.ingresses), "/ingresses".to_string())
+        }
     };
+    let title = crate::tf!("common.address.request_named", ticket = name);
     view! {
-        <Title text=format!("Address request {name}") />
+        <Title text=title.clone() />
         <div class="page-head">
-            <h1>{format!("Address request {name}")} " " <PhaseBadge phase /></h1>
+            <h1>{title} " " <PhaseBadge phase /></h1>
             <div class="actions">
                 <ReasonButton label=add_label reason=Signal::derive(move || add_reason.clone()) on_click=go(add_href) />
-                <ReasonButton label="Edit" reason=Signal::derive(move || edit_reason.clone()) on_click=go(format!("/tickets/{name}/edit")) />
+                <ReasonButton label=t("common.edit") reason=Signal::derive(move || edit_reason.clone()) on_click=go(format!("/tickets/{name}/edit")) />
                 {match phase {
                     Phase::Disabled => view! {
-                        <ReasonButton label="Enable" reason=Signal::derive(move || enable_reason.clone())
+                        <ReasonButton label=t("tickets.detail.enable") reason=Signal::derive(move || enable_reason.clone())
                             on_click=move |_| { act.dispatch(ActOnTicket { name: n1.clone(), action: Action::Enable }); } />
                     }.into_any(),
                     _ => view! {
-                        <ReasonButton label="Disable" reason=Signal::derive(move || disable_reason.clone())
+                        <ReasonButton label=t("tickets.detail.disable") reason=Signal::derive(move || disable_reason.clone())
                             on_click=move |_| { act.dispatch(ActOnTicket { name: n2.clone(), action: Action::Disable }); } />
                     }.into_any(),
                 }}
-                <ConfirmButton label="Delete"
-                    question=format!("Delete {name}? Its addresses are released and its network policy revoked.")
+                <ConfirmButton label=t("common.delete")
+                    question=crate::tf!("tickets.detail.delete_question", name = name)
                     reason=Signal::derive(move || delete_reason.clone())
                     on_confirm=move |_| { act.dispatch(ActOnTicket { name: n3.clone(), action: Action::Delete }); } />
             </div>
         </div>
-        <p class="field-error" role="alert">{move || error.get().map(|e| e.to_string())}</p>
+        <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
         {(!d.row.message.is_empty()).then(|| if waiting {
             view! { <div class="callout" role="status" data-testid="waiting">{d.row.message.clone()}</div> }.into_any()
         } else {
-            view! { <div class="callout callout-bad" data-testid="last-error"><strong>"Last error: "</strong>{d.row.message.clone()}</div> }.into_any()
+            view! { <div class="callout callout-bad" data-testid="last-error"><strong>{t("tickets.detail.last_error")}</strong>{d.row.message.clone()}</div> }.into_any()
         })}
         {d.conditions.iter().find(|c| c.type_ == CONDITION_CIS_READY && c.status == "False").map(|c| view! {
             <div class="notice-bad" role="status" data-testid="cis-notice">{c.message.clone()}</div>
         })}
         <dl class="facts">
-            <dt>"Project"</dt><dd>{d.row.project.clone()}</dd>
-            <dt>"Load balancer"</dt><dd>{d.row.loadbalancer.clone()}</dd>
-            <dt>"Cluster / namespace"</dt><dd>{format!("{} / {}", d.row.cluster, d.row.namespace)}</dd>
-            <dt>"Type"</dt><dd>{lbtype_label(d.row.lbtype)}</dd>
-            <dt>"VE IP"</dt><dd data-testid="veip">{or_dash(&d.row.veip)}</dd>
-            <dt>"LTM IP"</dt><dd data-testid="ltmip">{or_dash(&d.row.ltmip)}</dd>
-            <dt>"Requested"</dt><dd>{format!("VE {} / LTM {}", or_auto(&d.requested_veip), or_auto(&d.requested_ltmip))}</dd>
-            <dt>"Claimer"</dt><dd>{d.claimer.clone()}</dd>
-            <dt>"In use by"</dt><dd><a href=used_href>{uses}</a></dd>
+            <dt>{t("common.project")}</dt><dd>{d.row.project.clone()}</dd>
+            <dt>{t("tickets.col.loadbalancer")}</dt><dd>{d.row.loadbalancer.clone()}</dd>
+            <dt>{t("tickets.col.cluster_namespace")}</dt><dd>{format!("{} / {}", d.row.cluster, d.row.namespace)}</dd>
+            <dt>{t("tickets.col.type")}</dt><dd>{lbtype_label(d.row.lbtype)}</dd>
+            <dt>{t("tickets.col.veip")}</dt><dd data-testid="veip">{or_dash(&d.row.veip)}</dd>
+            <dt>{t("tickets.col.ltmip")}</dt><dd data-testid="ltmip">{or_dash(&d.row.ltmip)}</dd>
+            <dt>{t("tickets.detail.requested")}</dt><dd>{crate::tf!("tickets.detail.requested_addresses", ve = or_auto(&d.requested_veip), ltm = or_auto(&d.requested_ltmip))}</dd>
+            <dt>{t("tickets.detail.claimer")}</dt><dd>{d.claimer.clone()}</dd>
+            <dt>{t("tickets.detail.in_use_by")}</dt><dd><a href=used_href>{uses}</a></dd>
         </dl>
-        <h2>"Timeline"</h2>
+        <h2>{t("tickets.detail.timeline")}</h2>
         <Timeline history=d.history.clone() />
-        <h2>"Conditions"</h2>
-        {table_or_none(d.conditions.clone(), "None yet.", &["Type", "Status", "Reason", "Message", "Since"], |c| view! {
+        <h2>{t("tickets.detail.conditions")}</h2>
+        {table_or_none(d.conditions.clone(), t("tickets.detail.no_conditions"), &[
+            "tickets.condition.type",
+            "tickets.condition.status",
+            "tickets.condition.reason",
+            "tickets.condition.message",
+            "tickets.condition.since",
+        ], |c| view! {
             <tr><td>{c.type_.clone()}</td><td>{c.status.clone()}</td><td>{c.reason.clone()}</td><td>{c.message.clone()}</td><td><LocalTime at=c.last_transition_time.clone() /></td></tr>
         })}
     }
@@ -129,7 +141,7 @@ fn or_dash(address: &str) -> String {
 
 /// An address asked for, or "automatic" for the lowest free one.
 fn or_auto(requested: &str) -> String {
-    if requested.is_empty() { "automatic".into() } else { requested.into() }
+    if requested.is_empty() { t("tickets.detail.automatic").into() } else { requested.into() }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::components::form::{Field, FormError, action_error, editor, field_erro
 use crate::domain::crd::LbType;
 use crate::domain::ipam::Side;
 use crate::domain::policy::{reason, ticket_editable};
+use crate::i18n::t;
 
 /// `/tickets/new` and `/tickets/:name/edit`
 #[component]
@@ -65,7 +66,7 @@ fn address_check(form: RwSignal<TicketForm>, side: Side) -> ReadSignal<Option<St
         }
         leptos::task::spawn_local(async move {
             let sent = (loadbalancer.clone(), address.clone(), ticket.clone());
-            let answer = check_address(loadbalancer, side, address, ticket).await.err().map(|e| e.to_string());
+            let answer = check_address(loadbalancer, side, address, ticket).await.err().map(|e| e.message());
             // Only the answer about what the field still holds: a slower, older one must not win.
             if asked.try_with_untracked(|now| *now == sent) == Some(true) {
                 set_found.try_set(answer);
@@ -99,20 +100,24 @@ fn TicketFormBody(choices: TicketChoices, detail: Option<TicketDetail>) -> impl 
         ev.prevent_default();
         save.dispatch(SaveTicket { form: form.get_untracked() });
     };
-    let title = if editing { format!("Edit {}", form.get_untracked().name) } else { "Request an address".to_string() };
+    let title = if editing {
+        crate::tf!("tickets.form.title_edit", name = form.get_untracked().name)
+    } else {
+        t("tickets.request_address").to_string()
+    };
     let namespaces = choices.namespaces.clone();
     let no_lb = choices.loadbalancers.is_empty();
     view! {
         <Title text=title.clone() />
         <h1>{title}</h1>
         {edit_reason.clone().map(|r| view! { <div class="callout callout-bad">{r}</div> })}
-        {(!editing && no_lb).then(|| view! { <div class="callout">"No load balancer is offered to your project yet; ask a platform admin."</div> })}
+        {(!editing && no_lb).then(|| view! { <div class="callout">{t("tickets.form.no_loadbalancer")}</div> })}
         <form class="form" on:submit=submit novalidate>
             <FormError error fields=TICKET_FIELDS />
-            <Field label="Name" id="name" help="Lower-case letters, digits, '-' and '.'." error=field_error(error, "name")>
+            <Field label=t("tickets.form.name") id="name" help=t("tickets.form.name_help") error=field_error(error, "name")>
                 <input id="name" required disabled=editing value=move || form.get().name on:input=set(|f, v| f.name = v) />
             </Field>
-            <Field label="Namespace" id="namespace" help="A namespace of your project." error=field_error(error, "namespace")>
+            <Field label=t("tickets.form.namespace") id="namespace" help=t("tickets.form.namespace_help") error=field_error(error, "namespace")>
                 <select id="namespace" disabled=editing on:change=move |ev| {
                     let value = event_target_value(&ev);
                     if let Some((c, n)) = value.split_once('/') {
@@ -128,30 +133,30 @@ fn TicketFormBody(choices: TicketChoices, detail: Option<TicketDetail>) -> impl 
                     }).collect_view()}
                 </select>
             </Field>
-            <Field label="Load balancer" id="loadbalancer" help="The load balancers of this cluster offered to your project." error=field_error(error, "loadbalancer")>
+            <Field label=t("tickets.form.loadbalancer") id="loadbalancer" help=t("tickets.form.loadbalancer_help") error=field_error(error, "loadbalancer")>
                 <select id="loadbalancer" disabled=editing on:change=set(|f, v| f.loadbalancer = v)>
                     {move || offered().into_iter().map(|l| {
                         let selected = form.get_untracked().loadbalancer == l.name;
-                        view! { <option value=l.name.clone() selected=selected>{format!("{} (VE {}, LTM {})", l.name, l.ve_cidr, l.ltm_cidr)}</option> }
+                        view! { <option value=l.name.clone() selected=selected>{crate::tf!("tickets.form.loadbalancer_option", name = l.name, ve = l.ve_cidr, ltm = l.ltm_cidr)}</option> }
                     }).collect_view()}
                 </select>
             </Field>
-            <Field label="Type" id="lbtype" error=Signal::derive(|| None::<String>)>
+            <Field label=t("tickets.form.type") id="lbtype" error=Signal::derive(|| None::<String>)>
                 <select id="lbtype" disabled=editing on:change=move |ev| form.update(|f| f.lbtype = if event_target_value(&ev) == "ingress" { LbType::Ingress } else { LbType::Listener })>
-                    <option value="listener" selected=form.get_untracked().lbtype == LbType::Listener>"Listeners"</option>
-                    <option value="ingress" selected=form.get_untracked().lbtype == LbType::Ingress>"F5 Ingress"</option>
+                    <option value="listener" selected=form.get_untracked().lbtype == LbType::Listener>{t("tickets.form.type_listeners")}</option>
+                    <option value="ingress" selected=form.get_untracked().lbtype == LbType::Ingress>{t("tickets.lbtype.ingress")}</option>
                 </select>
             </Field>
-            <Field label="VE IP" id="veip" help="Optional: leave empty for the lowest free address." error=address_error(Side::Ve, ve_check)>
+            <Field label=t("tickets.form.veip") id="veip" help=t("tickets.form.address_help") error=address_error(Side::Ve, ve_check)>
                 <input id="veip" disabled=locked value=move || form.get().veip on:input=set(|f, v| f.veip = v) />
             </Field>
-            <Field label="LTM IP" id="ltmip" help="Optional: leave empty for the lowest free address." error=address_error(Side::Ltm, ltm_check)>
+            <Field label=t("tickets.form.ltmip") id="ltmip" help=t("tickets.form.address_help") error=address_error(Side::Ltm, ltm_check)>
                 <input id="ltmip" disabled=locked value=move || form.get().ltmip on:input=set(|f, v| f.ltmip = v) />
             </Field>
             <div class="form-actions">
-                <BusyButton label=if editing { "Save" } else { "Request" } busy_label="Submitting…" busy=save.pending()
+                <BusyButton label=if editing { t("common.save") } else { t("tickets.form.request") } busy_label=t("tickets.form.submitting") busy=save.pending()
                     blocked=locked submit=true />
-                <A href="/tickets" attr:class="btn btn-ghost">"Cancel"</A>
+                <A href="/tickets" attr:class="btn btn-ghost">{t("common.cancel")}</A>
             </div>
         </form>
     }

@@ -8,6 +8,7 @@ use crate::components::controls::PhaseBadge;
 use crate::components::list::{ListHead, NoRows, ProjectFilter, project_key, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
+use crate::i18n::t;
 
 /// `/tickets`
 #[component]
@@ -16,13 +17,13 @@ pub fn Tickets() -> impl IntoView {
     let rows = Resource::new(project_key(project), |(p, _)| list_tickets(p));
     let search = RwSignal::new(String::new());
     view! {
-        <Title text="Address requests" />
-        <ListHead title="Address requests" create_href="/tickets/new" create_label="Request an address"
-            search_label="Search address requests" placeholder="Search by name, load balancer or namespace" search />
+        <Title text=t("tickets.title") />
+        <ListHead title=t("tickets.title") create_href="/tickets/new" create_label=t("tickets.request_address")
+            search_label=t("tickets.search") placeholder=t("tickets.search_placeholder") search />
         <ProjectFilter project />
         <Loaded resource=rows show=move |list: TicketList| {
             let quota = (!list.quota.is_empty()).then(|| view! {
-                <dl class="quota-use" data-testid="quota" aria-label="Your project's quota">
+                <dl class="quota-use" data-testid="quota" aria-label=t("tickets.quota")>
                     {list.quota.into_iter().map(|(what, used)| view! { <dt>{what}</dt><dd>{used}</dd> }).collect_view()}
                 </dl>
             });
@@ -36,16 +37,25 @@ pub fn Tickets() -> impl IntoView {
 fn ticket_table(rows: &[TicketRow], query: &str) -> AnyView {
     if rows.is_empty() {
         return view! {
-            <NoRows message="No address requests yet." hint="Request a load-balancer address for a namespace of your project." />
+            <NoRows message=t("tickets.empty") hint=t("tickets.empty_hint") />
         }
         .into_any();
     }
     let found: Vec<&TicketRow> = rows.iter().filter(|r| r.matches(query)).collect();
     if found.is_empty() {
-        return view! { <NoRows message=format!("No address request matches “{query}”.") /> }.into_any();
+        return view! { <NoRows message=crate::tf!("tickets.no_match", query = query) /> }.into_any();
     }
-    let headers =
-        &["Name", "Load balancer", "Cluster / namespace", "VE IP", "LTM IP", "Type", "Phase", "Created", "Last error"];
+    let headers = &[
+        "tickets.col.name",
+        "tickets.col.loadbalancer",
+        "tickets.col.cluster_namespace",
+        "tickets.col.veip",
+        "tickets.col.ltmip",
+        "tickets.col.type",
+        "tickets.col.phase",
+        "tickets.col.created",
+        "tickets.col.last_error",
+    ];
     table(headers, found, |r| {
         view! {
             <tr>

@@ -164,8 +164,8 @@ pub enum Action {
 /// How a request's type reads on the pages.
 fn lbtype_label(lbtype: LbType) -> &'static str {
     match lbtype {
-        LbType::Listener => "Listener",
-        LbType::Ingress => "F5 Ingress",
+        LbType::Listener => crate::i18n::t("tickets.lbtype.listener"),
+        LbType::Ingress => crate::i18n::t("tickets.lbtype.ingress"),
     }
 }
 

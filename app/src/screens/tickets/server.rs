@@ -23,6 +23,7 @@ use crate::domain::policy::{
     ticket_editable, ticket_enableable,
 };
 use crate::error::AppError;
+use crate::i18n::t;
 use crate::ssr::address::{self, project_of, ticket as fetch};
 use crate::ssr::guard::{Caller, Written, caller};
 use crate::ssr::{self, internal, kube_error, refused};
@@ -74,11 +75,11 @@ async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
         return Ok(Vec::new());
     }
     let Some(project) = caller.user.project.clone() else { return Ok(Vec::new()) };
-    caller.may(Verb::Read, Target::Project(&project), "such project")?;
+    caller.may(Verb::Read, Target::Project(&project), t("tickets.such_project"))?;
     let world = address::World::load().await?;
     let of = |used: u64, limit: Option<u64>| match limit {
-        Some(limit) => format!("{used} of {limit}"),
-        None => format!("{used} (no limit)"),
+        Some(limit) => crate::tf!("tickets.quota.of", used = used, limit = limit),
+        None => crate::tf!("tickets.quota.no_limit", used = used),
     };
     let mut lbs: Vec<&str> = world
         .tickets
@@ -93,7 +94,7 @@ async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
         let name = lb.name_any();
         let held = Held::of(&project, &name, &world.tickets, &world.rules);
         let limits = world.limits(&project, lb);
-        lines.push((format!("Address requests on {name}"), of(held.addresses, Some(limits.addresses))));
+        lines.push((crate::tf!("tickets.quota.addresses_on", name = name), of(held.addresses, Some(limits.addresses))));
         // NB: the share of the tenant as the member cluster holds it now (what is deployed).
         let namespaces = world
             .tickets
@@ -104,14 +105,19 @@ async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
         let place = Placement::of(&lb.spec);
         let Ok(deployed) = ssr::preview::deployed(lb, &place).await else { continue };
         let used = deployed.map_or(0, |adc| share_bytes(&adc, &place.tenant, &namespaces) as u64);
-        let kib = format!("{} KiB of {} KiB", used.div_ceil(1024), limits.declaration_bytes / 1024);
-        lines.push((format!("AS3 declaration on {name}"), kib));
+        // NB: "KiB" is a unit, written as is in both languages.
+        let kib = crate::tf!(
+            "tickets.quota.of",
+            used = format!("{} KiB", used.div_ceil(1024)),
+            limit = format!("{} KiB", limits.declaration_bytes / 1024)
+        );
+        lines.push((crate::tf!("tickets.quota.declaration_on", name = name), kib));
     }
     let held = Held::of(&project, "", &world.tickets, &world.rules);
     let limits = Limits::for_project(&world.quotas, &project, &Default::default(), MAX_BYTES as u64);
-    lines.push(("Listeners".into(), of(held.listeners, limits.listeners)));
-    lines.push(("Rules".into(), of(held.rules, limits.rules)));
-    lines.push(("F5 Ingresses".into(), of(held.ingresses, limits.ingresses)));
+    lines.push((t("tickets.quota.listeners").into(), of(held.listeners, limits.listeners)));
+    lines.push((t("tickets.quota.rules").into(), of(held.rules, limits.rules)));
+    lines.push((t("tickets.quota.ingresses").into(), of(held.ingresses, limits.ingresses)));
     Ok(lines)
 }
 
@@ -129,7 +135,7 @@ pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
             type_: CONDITION_CIS_READY.into(),
             status: "False".into(),
             reason: "CisMisconfigured".into(),
-            message: format!("What this request places may not reach BIG-IP: {why}. Ask a platform admin."),
+            message: crate::tf!("tickets.detail.cis_not_ready", why = why),
             ..Default::default()
         });
     }
@@ -138,10 +144,7 @@ pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
             type_: CONDITION_REACHABLE.into(),
             status: "False".into(),
             reason: "Unreachable".into(),
-            message: format!(
-                "Member cluster {} cannot be reached; listeners and Ingresses are placed once it answers.",
-                lb.spec.cluster
-            ),
+            message: crate::tf!("tickets.detail.cluster_unreachable", cluster = lb.spec.cluster),
             ..Default::default()
         });
     }
@@ -160,7 +163,7 @@ pub async fn detail(name: &str) -> Result<TicketDetail, AppError> {
 /// The namespaces of the user's current project, and the load balancers offered to it.
 pub async fn choices() -> Result<TicketChoices, AppError> {
     let caller = caller().await?;
-    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
+    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden(t("tickets.choose_project").into()))?;
     let scope =
         ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
     let lbs = Api::<Loadbalancer>::all(ssr::mgmt()?)
@@ -184,7 +187,7 @@ pub async fn choices() -> Result<TicketChoices, AppError> {
 
 /// The answer for a load balancer that does not exist or is not offered: the same words.
 fn no_loadbalancer() -> AppError {
-    AppError::invalid("loadbalancer", "There is no such load balancer offered to your project.")
+    AppError::invalid("loadbalancer", t("tickets.no_such_loadbalancer"))
 }
 
 async fn loadbalancer(name: &str) -> Result<Loadbalancer, AppError> {
@@ -279,16 +282,17 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
             .after(&after.spec)
             .answer(name));
     }
-    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden("Choose a project first.".into()))?;
-    caller.may(Verb::Write, Target::Project(&project), "such project")?;
+    let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden(t("tickets.choose_project").into()))?;
+    caller.may(Verb::Write, Target::Project(&project), t("tickets.such_project"))?;
     let scope =
         ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
     if !scope.namespaces.contains(&(form.cluster.clone(), form.namespace.clone())) {
         return Err(AppError::invalid(
             "namespace",
-            format!(
-                "{} is not a namespace of project {project}.",
-                shown(&format!("{}/{}", form.cluster, form.namespace))
+            crate::tf!(
+                "tickets.form.not_a_namespace",
+                namespace = shown(&format!("{}/{}", form.cluster, form.namespace)),
+                project = project
             ),
         ));
     }
@@ -322,7 +326,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     match api.create(&PostParams::default(), &ticket).await {
         // NB: names are cluster-wide; the answer is the same whoever holds the name.
         Err(kube::Error::Api(s)) if s.code == 409 => {
-            Err(AppError::invalid("name", format!("The name {name} is not available; choose another.")))
+            Err(AppError::invalid("name", crate::tf!("tickets.form.name_taken", name = name)))
         }
         Err(e) => Err(kube_error("address request", e)),
         Ok(created) => {

@@ -10,6 +10,7 @@ use crate::components::form::action_error;
 use crate::components::list::{NoRows, table};
 use crate::components::loaded::Loaded;
 use crate::components::time::LocalTime;
+use crate::i18n::t;
 
 /// `/users`
 #[component]
@@ -27,25 +28,18 @@ pub fn Users() -> impl IntoView {
     let ended = move || end.value().with(|v| matches!(v, Some(Ok(()))));
     let saved = move || save.value().with(|v| matches!(v, Some(Ok(()))));
     view! {
-        <Title text="Users" />
-        <div class="page-head"><h1>"Users"</h1></div>
-        <p class="muted">
-            "Ending a user's sessions signs them out of every browser at once: their next click leads to sign-in. "
-            "A password reset does the same."
-        </p>
-        <p class="field-error" role="alert">{move || ending.get().map(|e| e.to_string())}</p>
-        <Show when=ended><p class="notice-ok" role="status" data-testid="sessions-ended">"The sessions are ended."</p></Show>
+        <Title text=t("users.title") />
+        <div class="page-head"><h1>{t("users.title")}</h1></div>
+        <p class="muted">{t("users.sessions_note")}</p>
+        <p class="field-error" role="alert">{move || ending.get().map(|e| e.message())}</p>
+        <Show when=ended><p class="notice-ok" role="status" data-testid="sessions-ended">{t("users.sessions_ended")}</p></Show>
         <Loaded resource=accounts show=move |a: Accounts| {
             view! {
                 {users(a.users, end)}
-                <h2>"Project quotas"</h2>
-                <p class="muted">
-                    "What each project may hold. Empty is the default: half of each load balancer's address pairs, "
-                    "half of each shared AS3 tenant, and no limit on listeners, rules and F5 Ingresses. "
-                    "Lowering a quota takes nothing away; it refuses what would grow past it."
-                </p>
-                <p class="field-error" role="alert">{move || saving.get().map(|e| e.to_string())}</p>
-                <Show when=saved><p class="notice-ok" role="status" data-testid="quota-saved">"The quota is saved."</p></Show>
+                <h2>{t("users.quotas.title")}</h2>
+                <p class="muted">{t("users.quotas.note")}</p>
+                <p class="field-error" role="alert">{move || saving.get().map(|e| e.message())}</p>
+                <Show when=saved><p class="notice-ok" role="status" data-testid="quota-saved">{t("users.quotas.saved")}</p></Show>
                 {quota_table(a.quotas, save)}
             }
             .into_any()
@@ -55,22 +49,28 @@ pub fn Users() -> impl IntoView {
 
 fn quota_table(rows: Vec<QuotaForm>, save: ServerAction<SaveQuota>) -> AnyView {
     if rows.is_empty() {
-        return view! { <NoRows message="No projects yet." /> }.into_any();
+        return view! { <NoRows message=t("users.quotas.empty") /> }.into_any();
     }
     let headers = &[
-        "Project",
-        "Address requests per load balancer",
-        "Listeners",
-        "Rules",
-        "F5 Ingresses",
-        "AS3 KiB per shared tenant",
+        "users.quotas.col.project",
+        "users.quotas.col.addresses",
+        "users.quotas.col.listeners",
+        "users.quotas.col.rules",
+        "users.quotas.col.ingresses",
+        "users.quotas.col.declaration_kib",
         "",
     ];
     table(headers, rows, move |q| view! { <QuotaRow quota=q save /> })
 }
 
-/// The limits a quota row edits, in its columns' order.
-const LIMITS: [&str; 5] = ["Address requests", "Listeners", "Rules", "F5 Ingresses", "AS3 KiB"];
+/// The limits a quota row edits, in its columns' order (the keys of their words).
+const LIMITS: [&str; 5] = [
+    "users.quotas.limit.addresses",
+    "users.quotas.limit.listeners",
+    "users.quotas.limit.rules",
+    "users.quotas.limit.ingresses",
+    "users.quotas.limit.declaration_kib",
+];
 
 /// The `i`-th of [`LIMITS`] in a quota form. NB: one accessor for every column, so the page
 /// carries one input's code, not five.
@@ -93,7 +93,7 @@ fn QuotaRow(quota: QuotaForm, save: ServerAction<SaveQuota>) -> impl IntoView {
         .enumerate()
         .map(|(i, label)| {
             view! {
-                <td><input class="quota" inputmode="numeric" aria-label=format!("{label} of {project}") placeholder="default"
+                <td><input class="quota" inputmode="numeric" aria-label=crate::tf!("users.quotas.limit_of", limit = t(label), project = project) placeholder=t("users.quotas.default")
                     prop:value=move || form.with(|f| limit_of(&mut f.clone(), i).clone())
                     on:input=move |ev| form.update(|f| *limit_of(f, i) = event_target_value(&ev)) /></td>
             }
@@ -103,32 +103,41 @@ fn QuotaRow(quota: QuotaForm, save: ServerAction<SaveQuota>) -> impl IntoView {
         <tr data-testid="quota-row">
             <td>{project.clone()}</td>
             {inputs}
-            <td><button type="button" class="btn" on:click=move |_| { save.dispatch(SaveQuota { form: form.get_untracked() }); }>"Save"</button></td>
+            <td><button type="button" class="btn" on:click=move |_| { save.dispatch(SaveQuota { form: form.get_untracked() }); }>{t("common.save")}</button></td>
         </tr>
     }
 }
 /// The accounts, or why there are none.
 fn users(rows: Vec<UserRow>, end: ServerAction<EndSessions>) -> AnyView {
     if rows.is_empty() {
-        return view! { <NoRows message="No accounts yet." /> }.into_any();
+        return view! { <NoRows message=t("users.empty") /> }.into_any();
     }
-    table(&["User", "Name", "Signs in with", "Role", "Projects", "Sessions last ended", ""], rows, move |u| {
+    let headers = &[
+        "users.col.user",
+        "users.col.name",
+        "users.col.signs_in_with",
+        "users.col.role",
+        "users.col.projects",
+        "users.col.sessions_ended",
+        "",
+    ];
+    table(headers, rows, move |u| {
         let name = u.username.clone();
         view! {
             <tr data-testid="user-row">
                 <td>{u.username.clone()}</td>
                 <td>{u.display_name}</td>
-                <td>{if u.directory { "Directory" } else { "Local account" }}</td>
+                <td>{if u.directory { t("users.directory") } else { t("users.local") }}</td>
                 <td>{u.role}</td>
                 <td>{if u.projects.is_empty() { "—".to_string() } else { u.projects.join(", ") }}</td>
                 <td>{if u.sessions_ended.is_empty() {
-                    view! { <span class="muted">"never"</span> }.into_any()
+                    view! { <span class="muted">{t("users.never")}</span> }.into_any()
                 } else {
                     view! { <LocalTime at=u.sessions_ended /> }.into_any()
                 }}</td>
                 <td>
-                    <ConfirmButton label="End sessions"
-                        question=format!("End every session of {}? They are signed out everywhere at once.", u.username)
+                    <ConfirmButton label=t("users.end_sessions")
+                        question=crate::tf!("users.end_sessions_question", user = u.username)
                         reason=Signal::stored(None::<String>)
                         on_confirm=move |_| { end.dispatch(EndSessions { username: name.clone() }); } />
                 </td>

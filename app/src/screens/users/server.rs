@@ -9,6 +9,7 @@ use crate::domain::access::{Target, Verb};
 use crate::domain::crd::{Lbquota, LbquotaSpec};
 use crate::domain::policy::{dns_label, limit};
 use crate::error::AppError;
+use crate::i18n::t;
 use crate::ssr::guard::{Written, caller_for};
 use crate::ssr::{STALE, internal, kube_error, mgmt, now_micros, refused, rfc3339_of_micros, state};
 
@@ -28,7 +29,7 @@ async fn users() -> Result<Vec<UserRow>, AppError> {
             username: account.username,
             display_name: account.display_name,
             directory,
-            role: account.role.label().to_string(),
+            role: crate::i18n::role(account.role).to_string(),
             projects,
             sessions_ended: if since > 0 { rfc3339_of_micros(since) } else { String::new() },
         })
@@ -38,12 +39,12 @@ async fn users() -> Result<Vec<UserRow>, AppError> {
 pub async fn end_sessions(username: &str) -> Result<(), AppError> {
     let caller = caller_for(Verb::Write, Target::Accounts, "accounts").await?;
     if username.is_empty() || username.len() > LONGEST {
-        return Err(AppError::invalid("username", format!("Give a user name of 1 to {LONGEST} characters.")));
+        return Err(AppError::invalid("username", crate::tf!("users.username_length", longest = LONGEST)));
     }
     let db = &state()?.db;
     let known = db.account(username).await.map_err(|e| internal("could not read the accounts", e))?;
     if known.is_none() {
-        return Err(AppError::invalid("username", "There is no such user."));
+        return Err(AppError::invalid("username", t("users.no_such_user")));
     }
     caller
         .write(|| async {
@@ -86,7 +87,7 @@ pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
     dns_label("project", &form.project).map_err(refused)?;
     let projects = state()?.db.projects().await.map_err(|e| internal("could not read the projects", e))?;
     if !projects.contains(&form.project) {
-        return Err(AppError::invalid("project", "There is no such project."));
+        return Err(AppError::invalid("project", t("users.quotas.no_such_project")));
     }
     let spec = LbquotaSpec {
         addresses_per_loadbalancer: limit("addresses", &form.addresses).map_err(refused)?,
