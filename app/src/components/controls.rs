@@ -154,7 +154,7 @@ pub fn Timeline(history: Vec<HistoryEntry>) -> impl IntoView {
                         <PhaseBadge phase=h.phase />
                         <LocalTime at=h.at.clone() />
                         <span class="muted">{crate::tf!("common.timeline.by", user = h.by)}</span>
-                        <span>{h.message.clone()}</span>
+                        <span lang="en">{h.message.clone()}</span>
                     </li>
                 })
                 .collect_view()}

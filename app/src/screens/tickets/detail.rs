@@ -101,12 +101,12 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
         </div>
         <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
         {(!d.row.message.is_empty()).then(|| if waiting {
-            view! { <div class="callout" role="status" data-testid="waiting">{d.row.message.clone()}</div> }.into_any()
+            view! { <div class="callout" role="status" data-testid="waiting" lang="en">{d.row.message.clone()}</div> }.into_any()
         } else {
-            view! { <div class="callout callout-bad" data-testid="last-error"><strong>{t("tickets.detail.last_error")}</strong>{d.row.message.clone()}</div> }.into_any()
+            view! { <div class="callout callout-bad" data-testid="last-error"><strong>{t("tickets.detail.last_error")}</strong><span lang="en">{d.row.message.clone()}</span></div> }.into_any()
         })}
         {d.conditions.iter().find(|c| c.type_ == CONDITION_CIS_READY && c.status == "False").map(|c| view! {
-            <div class="notice-bad" role="status" data-testid="cis-notice">{c.message.clone()}</div>
+            <div class="notice-bad" role="status" data-testid="cis-notice" lang="en">{c.message.clone()}</div>
         })}
         <dl class="facts">
             <dt>{t("common.project")}</dt><dd>{d.row.project.clone()}</dd>
@@ -129,7 +129,7 @@ fn TicketBody(d: TicketDetail, act: ServerAction<ActOnTicket>) -> impl IntoView 
             "tickets.condition.message",
             "tickets.condition.since",
         ], |c| view! {
-            <tr><td>{c.type_.clone()}</td><td>{c.status.clone()}</td><td>{c.reason.clone()}</td><td>{c.message.clone()}</td><td><LocalTime at=c.last_transition_time.clone() /></td></tr>
+            <tr lang="en"><td>{c.type_.clone()}</td><td>{c.status.clone()}</td><td>{c.reason.clone()}</td><td>{c.message.clone()}</td><td><LocalTime at=c.last_transition_time.clone() /></td></tr>
         })}
     }
 }

@@ -68,7 +68,7 @@ fn ticket_table(rows: &[TicketRow], query: &str) -> AnyView {
                 <td><PhaseBadge phase=r.phase />
                     {(!r.on_bigip.is_empty()).then(|| view! { <div class="muted" data-testid="bigip-rollup">{r.on_bigip.clone()}</div> })}</td>
                 <td><LocalTime at=r.created.clone() /></td>
-                <td class="error-cell">{r.message.clone()}</td>
+                <td class="error-cell" lang="en">{r.message.clone()}</td>
             </tr>
         }
     })
