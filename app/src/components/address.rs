@@ -207,7 +207,7 @@ pub fn ThingHead(
         </div>
         <p class="field-error" role="alert">{move || error.get().map(|e| e.message())}</p>
         <AddressLine address />
-        {refused.map(|why| view! { <div class="callout callout-bad"><strong>{t("common.address.not_in_cluster")}</strong>{why}</div> })}
+        {refused.map(|why| view! { <div class="callout callout-bad"><strong>{t("common.address.not_in_cluster")}</strong><span lang="en">{why}</span></div> })}
     }
 }
 
@@ -231,7 +231,8 @@ pub fn CarriedBadge(carried: Carried) -> impl IntoView {
         Carried::Refused(why) => ("badge badge-bad", t("common.carried.refused"), why),
         Carried::Idle => ("badge badge-neutral", t("common.carried.idle"), String::new()),
     };
-    view! { <span class=class title=title data-testid="carried">{text}</span> }
+    // NB: the reason is the ticket's condition, English as every object field is.
+    view! { <span class=class title=title data-object-title="" data-testid="carried">{text}</span> }
 }
 
 /// Weights as a bar split between the services, each part labelled. Static: a list renders a

@@ -213,16 +213,18 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
     let unreachable = (!unreachable.0.is_empty()).then(|| {
         view! {
             <div class="callout callout-bad" role="status" data-testid="bigip-unreachable">
-                <strong>{t("bigip.unreachable")}</strong> {with_time("bigip.unreachable_since", &unreachable.1)} {unreachable.0}
+                <strong>{t("bigip.unreachable")}</strong> {with_time("bigip.unreachable_since", &unreachable.1)} <span lang="en">{unreachable.0}</span>
                 {t("bigip.seen_before")}
             </div>
         }
     });
+    // NB: BIG-IP's answers and what differs are the ticket's status, English as every
+    // Kubernetes object field is: marked so.
     let why = (!reason.is_empty() || !differs.is_empty()).then(|| {
         view! {
             <div class="callout callout-bad" data-testid="bigip-differs">
-                {(!reason.is_empty()).then(|| view! { <p><strong>{t("bigip.reason")}</strong>{reason}</p> })}
-                <ul>{differs.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
+                {(!reason.is_empty()).then(|| view! { <p><strong>{t("bigip.reason")}</strong><span lang="en">{reason}</span></p> })}
+                <ul lang="en">{differs.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}</ul>
             </div>
         }
     });

@@ -50,7 +50,7 @@ pub fn PreviewPanel(preview: Preview) -> impl IntoView {
         <section class="preview" aria-label=t("common.preview.label") data-testid="preview">
             {preview.refused.map(|why| view! {
                 <div class="callout callout-bad" role="alert" data-testid="preview-refused">
-                    <strong>{t("common.preview.refused")}</strong>{why}
+                    <strong>{t("common.preview.refused")}</strong><span lang="en">{why}</span>
                 </div>
             })}
             <h3>{t("common.preview.changes")}</h3>

@@ -17,12 +17,6 @@ impl Dict {
     pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.0.iter().map(|(k, _)| *k)
     }
-
-    fn of(mut pairs: Vec<(&'static str, &'static str)>) -> Dict {
-        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        pairs.dedup_by(|a, b| a.0 == b.0);
-        Dict(pairs)
-    }
 }
 
 #[cfg(feature = "hydrate")]
@@ -82,7 +76,8 @@ mod server {
     }
 
     static DICTS: LazyLock<[Dict; 2]> = LazyLock::new(|| {
-        [Dict::of(merged(Locale::En).into_iter().collect()), Dict::of(merged(Locale::ZhCn).into_iter().collect())]
+        // NB: a BTreeMap's order is the keys' order: sorted, as `get` needs.
+        [Dict(merged(Locale::En).into_iter().collect()), Dict(merged(Locale::ZhCn).into_iter().collect())]
     });
 
     static JSON: LazyLock<[String; 2]> = LazyLock::new(|| {
@@ -141,6 +136,8 @@ mod browser {
             None => {
                 let Ok(value) = js_sys::JSON::parse(json) else { return false };
                 let Some(object) = value.dyn_ref::<js_sys::Object>() else { return false };
+                // NB: in the server's order, by key (a BTreeMap's), which a JavaScript object keeps
+                // for keys that are not numbers: no sort in the browser.
                 let pairs = js_sys::Object::entries(object)
                     .iter()
                     .filter_map(|entry| {
@@ -148,7 +145,7 @@ mod browser {
                         Some((&*String::leak(entry.get(0).as_string()?), &*String::leak(entry.get(1).as_string()?)))
                     })
                     .collect();
-                let dict: &'static Dict = Box::leak(Box::new(Dict::of(pairs)));
+                let dict: &'static Dict = Box::leak(Box::new(Dict(pairs)));
                 LOADED.with(|l| {
                     let mut all = l.get();
                     all[locale as usize] = Some(dict);

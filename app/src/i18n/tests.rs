@@ -57,6 +57,8 @@ pub const ALLOWED_ASCII: &[&str] = &[
     "B",
     "KB",
     "MB",
+    "KiB",
+    "MiB",
     "ebcpaas.io",
     "do-not-delete",
     "Host",

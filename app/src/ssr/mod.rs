@@ -129,7 +129,10 @@ pub fn mgmt() -> Result<kube::Client, AppError> {
 pub fn kube_error(context: &str, e: kube::Error) -> AppError {
     match e {
         kube::Error::Api(s) if s.code == 409 => AppError::Conflict(LOST_RACE.into()),
-        kube::Error::Api(s) if s.code == 404 => AppError::NotFound(crate::tf!("errors.kube_not_found", what = context)),
+        kube::Error::Api(s) if s.code == 404 => {
+            tracing::info!(context, "not found in the cluster");
+            AppError::NotFound(crate::i18n::t("errors.kube_not_found").into())
+        }
         kube::Error::Api(s) if matches!(s.code, 400 | 403 | 422) => {
             let cause = s.details.as_ref().and_then(|d| d.causes.first());
             match cause {

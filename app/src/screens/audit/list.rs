@@ -63,7 +63,7 @@ fn filters(q: &AuditQuery) -> impl IntoView + use<> {
             <label for="audit-kind">{t("audit.filter.kind")}</label>
             <select id="audit-kind" name="kind">
                 <option value="">{t("audit.filter.any")}</option>
-                {options(&KINDS, &q.kind, |_| None)}
+                {options(&KINDS, &q.kind, kind_words)}
             </select>
             <label for="audit-action">{t("audit.filter.action")}</label>
             <select id="audit-action" name="action">
@@ -77,6 +77,16 @@ fn filters(q: &AuditQuery) -> impl IntoView + use<> {
             <button type="submit" class="btn btn-primary">{t("audit.filter.submit")}</button>
             <a class="btn btn-ghost" href="/audit">{t("audit.filter.clear")}</a>
         </form>
+    }
+}
+
+/// A kind in the reader's words: lbdesk's own records (users, quotas) are named; Kubernetes
+/// kinds stay as kubectl names them.
+fn kind_words(kind: &str) -> Option<&'static str> {
+    match kind {
+        "User" => Some(t("audit.kind.user")),
+        "Lbquota" => Some(t("audit.kind.quota")),
+        _ => None,
     }
 }
 
@@ -96,7 +106,7 @@ fn rows(rows: Vec<AuditRow>, filtered: bool) -> AnyView {
         "audit.col.change",
     ];
     table(headers, rows, |r| {
-        let object = format!("{} {}", r.kind, r.name);
+        let object = format!("{} {}", kind_words(&r.kind).unwrap_or(&r.kind), r.name);
         view! {
             <tr data-testid="audit-entry">
                 <td><LocalTime at=r.at /></td>

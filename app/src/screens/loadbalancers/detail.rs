@@ -59,12 +59,12 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
         {d.row.unreachable.clone().map(|why| view! {
             <div class="notice-bad" role="status">
                 {crate::tf!("loadbalancers.detail.unreachable", cluster = d.row.cluster)}
-                <span class="muted">{why}</span>
+                <span class="muted" lang="en">{why}</span>
             </div>
         })}
         {d.row.cis_not_ready.clone().map(|why| view! {
             <div class="notice-bad" role="status">
-                {t("loadbalancers.detail.cis_not_ready")} {why}
+                {t("loadbalancers.detail.cis_not_ready")} <span lang="en">{why}</span>
             </div>
         })}
         <ServerHtml html=d.facts.clone() />
