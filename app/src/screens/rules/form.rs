@@ -16,8 +16,8 @@ use crate::components::controls::BusyButton;
 use crate::components::form::{Field, FormError, action_error, navigate_on_success, set_field};
 use crate::components::loaded::Loaded;
 use crate::components::preview::PreviewPanel;
-use crate::domain::crd::{MatchMode, Operator, RuleCondition, RuleType, RuleValue};
-use crate::domain::policy::{needs_key, operators_for, validate_rule};
+use crate::domain::crd::{LbruleSpec, MatchMode, Operator, Protocol, RuleCondition, RuleType, RuleValue};
+use crate::domain::policy::{Refusal, needs_key, operators_for, validate_rule};
 use crate::i18n::t;
 
 /// `/rules/:ticket/:listener/new` and `/rules/:ticket/:listener/:name/edit`
@@ -44,6 +44,32 @@ fn condition(kind: RuleType) -> RuleCondition {
     }
 }
 
+/// The very check the server and admission make, of the form as typed: `None` while it passes
+/// (or has not run yet). NB: browser-only, an effect writing a signal (see `tickets::form`'s
+/// `address_check`), and the check in a browser chunk of its own: the regexp engine it compiles
+/// patterns with is no part of the form's first load.
+fn live_check(current: Signal<super::RuleForm>, protocol: Protocol) -> ReadSignal<Option<Refusal>> {
+    let (found, set_found) = signal(None);
+    let typed = Memo::new(move |_| current.with(|f| (f.name.clone(), f.spec(0))));
+    Effect::new(move |_| {
+        let sent = typed.get();
+        leptos::task::spawn_local(async move {
+            let verdict = check(sent.0.clone(), sent.1.clone(), protocol).await;
+            // Only the verdict on what the form still holds: an older one must not win.
+            if typed.try_with_untracked(|now| *now == sent) == Some(true) {
+                set_found.try_set(verdict);
+            }
+        });
+    });
+    found
+}
+
+/// [`validate_rule`], in its own browser chunk.
+#[leptos::lazy(rules_check)]
+fn check(name: String, spec: LbruleSpec, protocol: Protocol) -> Option<Refusal> {
+    validate_rule(&name, &spec, Some(protocol)).err()
+}
+
 /// The form, once its choices (and the rule it edits) are loaded.
 #[component]
 fn RuleFormBody(c: RuleChoices) -> impl IntoView {
@@ -60,11 +86,7 @@ fn RuleFormBody(c: RuleChoices) -> impl IntoView {
         f.services = services.get();
         f
     };
-    // NB: the very check the server and admission make, as the user types.
-    let live = Memo::new(move |_| {
-        let f = current();
-        validate_rule(&f.name, &f.spec(0), Some(protocol)).err()
-    });
+    let live = live_check(Signal::derive(current), protocol);
     let save = ServerAction::<SaveRule>::new();
     let preview = ServerAction::<PreviewRule>::new();
     let (save_error, preview_error) = (action_error(save), action_error(preview));

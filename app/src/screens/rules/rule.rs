@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::listener::route_keys;
-use super::shift::{STEPS, Shift};
+use super::shift::{STEPS, shift_section};
 use super::{DeleteRule, RuleDetail, ShiftRule, get_rule, type_label, values_text};
 use crate::components::address::{SplitBar, ThingHead};
 use crate::components::form::{action_error, navigate_on_success};
@@ -33,6 +33,24 @@ fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<Strin
     let back = format!("/rules/{ticket}/{listener}");
     let delete = ServerAction::<DeleteRule>::new();
     navigate_on_success(delete, move |_| back.clone());
+    // NB: the traffic shift is code only this page needs, in a browser chunk of its own, drawn
+    // once the page runs in the browser (the server sends the page without it).
+    let running = RwSignal::new(false);
+    Effect::new(move |_| running.set(true));
+    let (form, history) = (f.clone(), d.history.clone());
+    let shift_part = move || {
+        let (form, history) = (form.clone(), history.clone());
+        running.get().then(move || {
+            view! {
+                <Suspense fallback=|| ()>
+                    {move || {
+                        let (form, history) = (form.clone(), history.clone());
+                        Suspend::new(async move { shift_section(form, history, shift, steps).await })
+                    }}
+                </Suspense>
+            }
+        })
+    };
     let combine = match f.match_ {
         MatchMode::Any => t("rules.rule.when_any"),
         MatchMode::All => t("rules.rule.when_all"),
@@ -58,6 +76,6 @@ fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<Strin
         })}
         <h2>{t("rules.rule.sends_to")}</h2>
         <SplitBar services=f.services.clone() />
-        <Shift form=f.clone() history=d.history.clone() shift steps />
+        {shift_part}
     }
 }

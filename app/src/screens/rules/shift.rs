@@ -34,10 +34,21 @@ fn around(steps: &[u32], now: u32) -> (Option<u32>, Option<u32>) {
     (next, back)
 }
 
+/// [`Shift`], in a browser chunk of its own.
+#[leptos::lazy(rules_shift)]
+pub fn shift_section(
+    form: RuleForm,
+    history: Vec<ShiftStep>,
+    shift: ServerAction<ShiftRule>,
+    steps: RwSignal<String>,
+) -> AnyView {
+    view! { <Shift form history shift steps /> }.into_any()
+}
+
 /// The traffic shift of the rule `form` (loaded with its version), with its step `history`;
 /// `steps` holds the steps as typed.
 #[component]
-pub fn Shift(
+fn Shift(
     form: RuleForm,
     history: Vec<ShiftStep>,
     shift: ServerAction<ShiftRule>,

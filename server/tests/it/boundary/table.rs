@@ -125,6 +125,13 @@ pub(crate) const TABLE: &[Case] = &[
         form_encoded: true,
     },
     Case { path: "/api/logout", access: Access::Desk, args: || json!({}), fields: &[], form_encoded: true },
+    Case {
+        path: "/api/locale",
+        access: Access::Public,
+        args: || json!({"locale": "en"}),
+        fields: &[("locale", Ty::Bounded, "locale")],
+        form_encoded: false,
+    },
     Case { path: "/api/me", access: Access::Desk, args: || json!({}), fields: &[], form_encoded: false },
     Case {
         path: "/api/switch-project",
