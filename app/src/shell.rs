@@ -22,9 +22,10 @@ pub fn shell(options: LeptosOptions, bundle: String) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <meta name=crate::auth::SIGN_IN_NOTES content=crate::auth::sign_in_notes().join("\n") />
-                // NB: a data block, never run (and so not a script the policy must allow); its JSON
-                // has no `<`, so nothing in it can close the element.
-                <script type="application/json" id=crate::i18n::DICTIONARY_ID inner_html=shell_dictionary(locale) />
+                // NB: a data block, never run; it carries the page's nonce all the same, as every
+                // inline script of the page does. Its JSON has no `<`: nothing in it closes it.
+                <script type="application/json" id=crate::i18n::DICTIONARY_ID nonce=leptos::nonce::use_nonce()
+                    inner_html=shell_dictionary(locale) />
                 <link rel="stylesheet" href=stylesheet />
                 <HydrationScripts options root=bundle />
                 <MetaTags />

@@ -75,7 +75,7 @@ pub fn LocaleSwitch() -> impl IntoView {
                     }
                 })
                 .collect_view()}
-            <span class="field-error" role="alert">{move || failed.get().then(|| t("common.locale.failed"))}</span>
+            {move || failed.get().then(|| view! { <span class="field-error" role="alert">{t("common.locale.failed")}</span> })}
         </div>
     }
 }

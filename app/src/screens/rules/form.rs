@@ -44,15 +44,19 @@ fn condition(kind: RuleType) -> RuleCondition {
     }
 }
 
-/// The very check the server and admission make, of the form as typed: `None` while it passes
-/// (or has not run yet). NB: browser-only, an effect writing a signal (see `tickets::form`'s
-/// `address_check`), and the check in a browser chunk of its own: the regexp engine it compiles
-/// patterns with is no part of the form's first load.
+/// The very check the server and admission make, of the form as the user changes it: `None`
+/// while it passes (or nothing was changed yet). NB: browser-only, an effect writing a signal
+/// (see `tickets::form`'s `address_check`), and the check in a browser chunk of its own, fetched
+/// at the first change: the regexp engine it compiles patterns with is no part of the form's
+/// first load.
 fn live_check(current: Signal<super::RuleForm>, protocol: Protocol) -> ReadSignal<Option<Refusal>> {
     let (found, set_found) = signal(None);
     let typed = Memo::new(move |_| current.with(|f| (f.name.clone(), f.spec(0))));
-    Effect::new(move |_| {
+    Effect::new(move |first: Option<()>| {
         let sent = typed.get();
+        if first.is_none() {
+            return;
+        }
         leptos::task::spawn_local(async move {
             let verdict = check(sent.0.clone(), sent.1.clone(), protocol).await;
             // Only the verdict on what the form still holds: an older one must not win.
