@@ -101,7 +101,7 @@ test.describe('in zh-CN', () => {
     await page.goto('/tickets/new');
     await hydrated(page);
     await page.getByLabel(zh('tickets.form.name'), { exact: true }).fill('zh-shop');
-    // NB: Services of the default namespace no other spec uses (api, dns).
+    // NB: Services of the default namespace no other spec uses (dns, ssh-gw).
     await page.getByLabel(zh('tickets.form.namespace')).selectOption('acp-region01/default');
     await page.getByLabel(zh('tickets.form.loadbalancer')).selectOption('shared-lb');
     await page.getByLabel(zh('tickets.form.type')).selectOption('listener');
@@ -117,7 +117,7 @@ test.describe('in zh-CN', () => {
     await page.getByLabel(zh('listeners.field.port'), { exact: true }).fill('80');
     await page.getByLabel(zh('listeners.field.protocol')).selectOption('http');
     await page.getByRole('button', { name: zh('common.services.add') }).click();
-    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('api');
+    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('dns');
     await page.getByRole('button', { name: zh('common.save') }).click();
     await expect(page).toHaveURL(/\/listeners\/zh-shop\/web1$/);
     await expect(page.getByTestId('on-bigip')).toHaveText(zh('bigip.live'), { timeout: 30_000 });
@@ -127,7 +127,7 @@ test.describe('in zh-CN', () => {
     await page.getByLabel(zh('listeners.field.name'), { exact: true }).fill('web2');
     await page.getByLabel(zh('listeners.field.port'), { exact: true }).fill('80');
     await page.getByRole('button', { name: zh('common.services.add') }).click();
-    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('dns');
+    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('ssh-gw');
     await page.getByRole('button', { name: zh('common.save') }).click();
     const portError = page.locator('#port-error');
     await expect(portError).toContainText('80');
@@ -152,7 +152,7 @@ test.describe('in zh-CN', () => {
     expect(await englishOn(page), 'a refused pattern').toEqual([]);
     await page.getByLabel(zh('rules.condition.operator', { n: 1, m: 1 })).selectOption({ label: zh('rules.op.equal') });
     await page.getByLabel(zh('rules.condition.value', { n: 1, m: 1 })).fill('1');
-    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('dns');
+    await page.getByLabel(zh('common.services.service', { n: 1 }), { exact: true }).selectOption('ssh-gw');
     await page.getByRole('button', { name: zh('common.preview_as3') }).click();
     await expect(page.getByTestId('preview')).toBeVisible();
     expect(await englishOn(page), 'the AS3 preview (its labels; not the AS3 itself)').toEqual([]);

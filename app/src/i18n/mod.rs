@@ -8,7 +8,9 @@
 //! asks the server for the other dictionary ([`switch::SetLocale`]) and draws the page again.
 //!
 //! A message with parameters names them in braces: `{name}`; `{n:one|many}` picks `one` when
-//! `n` is 1, else `many` (English plurals; Chinese needs none); `{{` and `}}` are braces.
+//! `n` is 1, else `many` (English plurals; Chinese needs none); `{{` and `}}` are braces. A
+//! parameter named `detail…` carries another program's English (a regexp engine's error),
+//! which a translation may leave out.
 //! Rules of the domain refuse with a [`Msg`] (a key and its arguments), which the page, the
 //! server function (in the caller's locale) and admission (in English, for kubectl's users and
 //! their tooling) each render.

@@ -46,8 +46,10 @@ async fn a_page_speaks_what_the_browser_asks_for_and_the_cookie_remembers() {
     assert!(chinese.contains(r#"<html lang="zh-CN""#), "{chinese}");
     assert!(chinese.contains(&user_name(Locale::ZhCn)) && !chinese.contains(&user_name(Locale::En)), "{chinese}");
     // The page carries its locale's dictionary, and only that one, to the browser.
-    assert!(chinese.contains(r#"<script type="application/json" id="lbdesk-i18n">{"#), "{chinese}");
-    assert!(chinese.contains(r#""common.login.title":"登录""#), "{chinese}");
+    let block = chinese.split(r#"<script type="application/json" id="lbdesk-i18n""#).nth(1).expect("the data block");
+    let json = block.split_once('>').and_then(|(_, rest)| rest.split("</script>").next()).expect("its JSON");
+    let words: serde_json::Value = serde_json::from_str(json).expect("a JSON object");
+    assert_eq!(words["common.login.title"], "登录");
     let english = sign_in_page(&lbdesk, &[(ACCEPT_LANGUAGE, "en-GB,en;q=0.9")]).await;
     assert!(english.contains(r#"<html lang="en""#) && english.contains(&user_name(Locale::En)), "{english}");
     assert!(!english.contains("登录"), "no Chinese in an English page: {english}");

@@ -95,7 +95,7 @@ pub fn regexp(field: &str, pattern: &str) -> Verdict {
     }
     regex_lite::Regex::new(pattern).map(|_| ()).map_err(|e| {
         let at = error_position(pattern, &e.to_string());
-        Refusal::field(field, crate::msg!("refusals.rule.pattern_compile", at = at, error = e))
+        Refusal::field(field, crate::msg!("refusals.rule.pattern_compile", at = at, detail = e))
     })
 }
 
