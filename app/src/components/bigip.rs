@@ -8,7 +8,7 @@
 use leptos::prelude::*;
 
 use crate::components::list::table;
-use crate::domain::bigip::{self, MemberState};
+use crate::domain::bigip::{self, MemberState, Rollup};
 use crate::domain::crd::{ANNOTATION_READ_BIGIP, BigipStatus, Lbticket, OnBigip, PoolMember};
 use crate::error::AppError;
 use crate::i18n::t;
@@ -85,6 +85,30 @@ impl OnBigipView {
 pub fn members_up(members: &[PoolMember]) -> String {
     let up = members.iter().filter(|m| m.state == MemberState::Up).count();
     crate::tf!("bigip.members_up", up = up, total = members.len())
+}
+
+/// A ticket's roll-up in the reader's words: "BIG-IP: 2 live, 1 rejected", and that BIG-IP is
+/// unreachable when it is (empty when nothing is on BIG-IP and it answers).
+pub fn rollup_words(r: &Rollup) -> String {
+    let mut parts = Vec::new();
+    if r.live > 0 {
+        parts.push(crate::tf!("bigip.rollup.live", n = r.live));
+    }
+    if r.waiting > 0 {
+        parts.push(crate::tf!("bigip.rollup.waiting", n = r.waiting));
+    }
+    if r.rejected > 0 {
+        parts.push(crate::tf!("bigip.rollup.rejected", n = r.rejected));
+    }
+    let mut out = if parts.is_empty() {
+        String::new()
+    } else {
+        crate::tf!("bigip.rollup.some", parts = parts.join(t("bigip.rollup.and")))
+    };
+    if r.unreachable {
+        out.push_str(if out.is_empty() { t("bigip.rollup.unreachable") } else { t("bigip.rollup.unreachable_now") });
+    }
+    out
 }
 
 /// Per pool of `members`, what the request tester says of it: "2 of 3 members up".
@@ -306,6 +330,35 @@ mod tests {
         let other = html(OnBigipView::of(Some(&status), "api", false));
         assert!(html(OnBigipView::of(Some(&status), "web", true)).contains("Not read back yet"), "not an F5 Ingress");
         assert!(other.contains("Not read back yet") && !other.contains("10.2.0.5"), "{other}");
+    }
+
+    #[test]
+    fn a_list_says_in_short_what_bigip_runs_in_the_readers_words() {
+        let counts = |live, waiting, rejected, unreachable| Rollup { live, waiting, rejected, unreachable };
+        // (the counts, in English, in Chinese)
+        let rows = [
+            (counts(0, 0, 0, false), "", ""),
+            (counts(2, 0, 0, false), "BIG-IP: 2 live", "BIG-IP：2 个已生效"),
+            (
+                counts(1, 1, 1, false),
+                "BIG-IP: 1 live, 1 waiting for CIS, 1 rejected",
+                "BIG-IP：1 个已生效，1 个等待 CIS 下发，1 个被拒绝",
+            ),
+            (
+                counts(1, 0, 0, true),
+                "BIG-IP: 1 live (BIG-IP unreachable now)",
+                "BIG-IP：1 个已生效（目前无法连接 BIG-IP）",
+            ),
+            (counts(0, 0, 0, true), "BIG-IP unreachable", "无法连接 BIG-IP"),
+        ];
+        for (r, en, zh) in rows {
+            assert_eq!(rollup_words(&r), en, "{r:?}");
+            let owner = Owner::new();
+            owner.with(|| {
+                provide_context(crate::i18n::Locale::ZhCn);
+                assert_eq!(rollup_words(&r), zh, "{r:?}");
+            });
+        }
     }
 
     #[test]

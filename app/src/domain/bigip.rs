@@ -145,20 +145,27 @@ pub fn read_asked(t: &Lbticket) -> Option<&str> {
     (answered != Some(asked.as_str())).then_some(asked.as_str())
 }
 
-/// A ticket's listeners on BIG-IP in short, for a list: "BIG-IP: 2 live, 1 rejected", and
-/// that BIG-IP is unreachable when it is.
-pub fn rollup(status: &BigipStatus) -> String {
+/// A ticket's listeners and F5 Ingresses on BIG-IP in short, for a list (its words:
+/// `components::bigip::rollup_words`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rollup {
+    pub live: usize,
+    pub waiting: usize,
+    pub rejected: usize,
+    /// BIG-IP could not be read at the last attempt.
+    pub unreachable: bool,
+}
+
+/// How many of a ticket's things are live on BIG-IP, waiting for CIS and rejected, and whether
+/// BIG-IP is unreachable now.
+pub fn rollup(status: &BigipStatus) -> Rollup {
     let count = |state: OnBigip| things(status).filter(|(_, l)| l.state == state).count();
-    let parts: Vec<String> =
-        [(OnBigip::Live, "live"), (OnBigip::Waiting, "waiting for CIS"), (OnBigip::Rejected, "rejected")]
-            .into_iter()
-            .filter_map(|(state, word)| Some(count(state)).filter(|n| *n > 0).map(|n| format!("{n} {word}")))
-            .collect();
-    let mut out = if parts.is_empty() { String::new() } else { format!("BIG-IP: {}", parts.join(", ")) };
-    if !status.unreachable.is_empty() {
-        out.push_str(if out.is_empty() { "BIG-IP unreachable" } else { " (BIG-IP unreachable now)" });
+    Rollup {
+        live: count(OnBigip::Live),
+        waiting: count(OnBigip::Waiting),
+        rejected: count(OnBigip::Rejected),
+        unreachable: !status.unreachable.is_empty(),
     }
-    out
 }
 
 /// The `LiveOnBigip` condition a ticket's status carries for kubectl: whether every listener is

@@ -9,6 +9,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketList, TicketRow};
+use crate::components::bigip::rollup_words;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3::placement::Placement;
 use crate::domain::as3::validate::{MAX_BYTES, share_bytes};
@@ -43,7 +44,7 @@ fn row(t: &Lbticket) -> TicketRow {
         phase: status.phase,
         state: t.spec.state,
         created: t.metadata.creation_timestamp.as_ref().map(|c| c.0.to_string()).unwrap_or_default(),
-        on_bigip: status.bigip.as_ref().map(rollup).unwrap_or_default(),
+        on_bigip: status.bigip.as_ref().map(|b| rollup_words(&rollup(b))).unwrap_or_default(),
         message: status.message,
     }
 }
