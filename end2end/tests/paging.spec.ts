@@ -27,10 +27,18 @@ test('the listeners of many addresses come 50 addresses at a time, the rest on "
   await expect(groups).toHaveCount(50);
   await expect(page.getByRole('region', { name: 'Address request pg-052' })).toHaveCount(0);
 
-  await page.getByRole('button', { name: 'Load more' }).click();
+  const more = page.getByRole('button', { name: 'Load more' });
+  await more.click();
   await expect(page.getByRole('region', { name: 'Address request pg-052' })).toBeVisible();
   expect(await groups.count()).toBeGreaterThanOrEqual(count);
-  await expect(page.getByRole('button', { name: 'Load more' })).toHaveCount(0);
+  // The admin sees every project's addresses, and other specs' may sort after pg-*: each
+  // further page adds addresses until the list ends and the button goes.
+  for (let pages = 0; pages < 10 && (await more.count()) > 0; pages++) {
+    const before = await groups.count();
+    await more.click();
+    await expect(groups).not.toHaveCount(before);
+  }
+  await expect(more).toHaveCount(0);
   // Each address shows once, in name order.
   const names = await groups.evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
   expect(new Set(names).size).toBe(names.length);
