@@ -174,7 +174,7 @@ fn Tester(
                 {input(t("rules.type.ip"), |s, v| s.client = v, |s| s.client.clone())}
                 {http.then(|| view! {
                     {area(t("rules.tester.headers"), "X-Canary: 1", |s, v| s.headers = v, |s| s.headers.clone())}
-                    {area(t("rules.tester.cookies"), "ab_test=b", |s, v| s.cookies = v, |s| s.cookies.clone())}
+                    {area(t("rules.tester.cookies"), "ab_test=v2", |s, v| s.cookies = v, |s| s.cookies.clone())}
                 })}
             </div>
             <div class="tester-result" data-testid="tester" role="status">
