@@ -19,7 +19,7 @@ use crate::{OUTPUT_NAME, Profile, Result, WASM_TARGET, root, sh, step, target_di
 /// 367,195 B with both languages: its regexp check and the rule page's traffic shift load in
 /// chunks of their own).
 const FIRST_LOAD_LIMIT: u64 = 380_000;
-/// The most one chunk may weigh, gzipped (the largest: 38,278 B).
+/// The most one chunk may weigh, gzipped (the largest: 36,404 B).
 const CHUNK_LIMIT: u64 = 60_000;
 /// The most all the wasm together may weigh, gzipped. NB: the aim is 700,000 B, not met. The
 /// split itself costs it: the same code unsplit is 576,914 B, and fewer, larger chunks bring the sum

@@ -136,7 +136,7 @@ impl ServiceChoice {
 pub fn AddressLine(address: AddressSummary) -> impl IntoView {
     view! {
         <p class="muted">
-            {t("common.address.request")} " " <a href=format!("/tickets/{}", address.ticket)>{address.ticket.clone()}</a>
+            {t("common.address.request")} " " <a translate="no" href=format!("/tickets/{}", address.ticket)>{address.ticket.clone()}</a>
             {format!(" · {} / {} · VE {} ", address.cluster, address.namespace, if address.veip.is_empty() { "—" } else { &address.veip })}
             <PhaseBadge phase=address.phase />
         </p>
@@ -244,7 +244,7 @@ pub fn SplitBar(services: Vec<ServiceRef>) -> impl IntoView {
         let style = format!("flex-grow: {}", s.weight);
         view! { <span class=format!("split-part split-{}", i % 6) style=style>{format!("{} {}%", s.service, s.weight)}</span> }
     });
-    view! { <div class="split" role="img" aria-label=label.clone() title=label>{parts.collect_view()}</div> }
+    view! { <div class="split" role="img" translate="no" aria-label=label.clone() title=label>{parts.collect_view()}</div> }
 }
 
 /// What a split bar says to a screen reader.

@@ -254,7 +254,7 @@ fn OnBigipSection(view: OnBigipView) -> impl IntoView {
     });
     let members = (!members.is_empty()).then(|| {
         table(&["bigip.col.pool", "bigip.col.address", "bigip.col.port", "bigip.col.state"], members, |(pool, address, port, class, word)| {
-            view! { <tr><td>{pool}</td><td>{address}</td><td>{port}</td><td><span class=class>{word}</span></td></tr> }
+            view! { <tr><td translate="no">{pool}</td><td translate="no">{address}</td><td>{port}</td><td><span class=class>{word}</span></td></tr> }
         })
     });
     // NB: a plain form, no browser code: the answer comes back as the page, read anew.

@@ -110,11 +110,11 @@ fn rows(rows: Vec<AuditRow>, filtered: bool) -> AnyView {
         view! {
             <tr data-testid="audit-entry">
                 <td><LocalTime at=r.at /></td>
-                <td>{r.user}</td>
+                <td translate="no">{r.user}</td>
                 <td>{words_or_stored(via_words(&r.via), r.via)}</td>
                 <td>{words_or_stored(action_words(&r.action), r.action)}</td>
-                <td>{object}</td>
-                <td>{if r.project.is_empty() { "—".to_string() } else { r.project }}</td>
+                <td translate="no">{object}</td>
+                <td translate="no">{if r.project.is_empty() { "—".to_string() } else { r.project }}</td>
                 <td>
                     <details>
                         <summary>{t("audit.before_after")}</summary>

@@ -60,7 +60,7 @@ mod body {
         </dl>
         <h2>{t("ingresses.routes")}</h2>
         {table(&["ingresses.col.host", "ingresses.col.path", "ingresses.col.service", "ingresses.col.port"], d.ingress.rules.clone(), |r| view! {
-            <tr><td>{r.host.clone().unwrap_or_else(|| t("ingresses.every_host").into())}</td><td>{r.path.clone()}</td><td>{r.service.clone()}</td><td>{r.port}</td></tr>
+            <tr><td>{r.host.clone().unwrap_or_else(|| t("ingresses.every_host").into())}</td><td translate="no">{r.path.clone()}</td><td translate="no">{r.service.clone()}</td><td>{r.port}</td></tr>
         })}
         <h2>{t("ingresses.detail.annotations")}</h2>
         <CisAnnotations annotations />

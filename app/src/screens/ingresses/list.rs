@@ -25,10 +25,10 @@ fn group(g: AddressIngresses) -> AnyView {
         <AddressGroup address=g.address add_label=t("ingresses.add") add_href=new add=g.add>
             {table_or_none(g.ingresses, t("ingresses.none_yet"), &["ingresses.col.name", "ingresses.col.hosts", "ingresses.col.routes", "ingresses.col.tls"], move |i| view! {
                 <tr>
-                    <td><a href=format!("/ingresses/{ticket}/{}", i.name)>{i.name.clone()}</a></td>
-                    <td>{hosts(&i)}</td>
+                    <td translate="no"><a href=format!("/ingresses/{ticket}/{}", i.name)>{i.name.clone()}</a></td>
+                    <td translate="no">{hosts(&i)}</td>
                     <td>{i.rules.len()}</td>
-                    <td>{i.tls_secret.clone().unwrap_or_else(|| "—".into())}</td>
+                    <td translate="no">{i.tls_secret.clone().unwrap_or_else(|| "—".into())}</td>
                 </tr>
             })}
         </AddressGroup>

@@ -61,7 +61,7 @@ mod body {
             <h2>{t("common.services")}</h2>
             <SplitBar services=l.services.clone() />
             {table(&["listeners.col.service", "listeners.field.port", "listeners.col.weight"], l.services.clone(), |s| view! {
-                <tr><td>{s.service.clone()}</td><td>{s.port}</td><td>{format!("{}%", s.weight)}</td></tr>
+                <tr><td translate="no">{s.service.clone()}</td><td>{s.port}</td><td>{format!("{}%", s.weight)}</td></tr>
             })}
             <div inner_html=on_bigip></div>
             <Deployed deployed=d.deployed.clone() held=t("listeners.detail.held")

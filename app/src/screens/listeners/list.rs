@@ -35,7 +35,7 @@ fn group(g: AddressListeners) -> AnyView {
         <AddressGroup address=g.address add_label=t("listeners.add") add_href=new add=g.add>
             {table_or_none(g.listeners, t("listeners.none"), HEADERS, move |l| view! {
                 <tr>
-                    <td><a href=format!("/listeners/{ticket}/{}", l.name)>{l.name.clone()}</a></td>
+                    <td translate="no"><a href=format!("/listeners/{ticket}/{}", l.name)>{l.name.clone()}</a></td>
                     <td>{l.port}</td>
                     <td>{protocol_label(l.protocol)}</td>
                     <td>{session_label(l.session)}</td>

@@ -75,7 +75,7 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
             t("loadbalancers.detail.requests_none"),
             &["loadbalancers.detail.col.request", "loadbalancers.detail.col.namespace", "loadbalancers.detail.col.phase"],
             |r| view! {
-                <tr><td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td><td>{r.namespace.clone()}</td><td>{r.phase.clone()}</td></tr>
+                <tr><td translate="no"><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td><td translate="no">{r.namespace.clone()}</td><td>{r.phase.clone()}</td></tr>
             },
         )}
     }
@@ -150,7 +150,7 @@ fn PairList(pairs: Pairs) -> impl IntoView {
             view! {
                 {table(&["loadbalancers.pairs.col.veip", "loadbalancers.pairs.col.ltmip", "loadbalancers.pairs.col.request", "loadbalancers.pairs.col.state"], page.rows, |p| view! {
                     <tr><td>{p.veip.clone()}</td><td>{p.ltmip.clone()}</td>
-                    <td><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
+                    <td translate="no"><a href=format!("/tickets/{}", p.ticket)>{p.ticket.clone()}</a></td>
                     <td>{bond_state(p.status)}</td></tr>
                 })}
                 {load}

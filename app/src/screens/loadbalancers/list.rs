@@ -54,8 +54,8 @@ fn lb_table(rows: Vec<LbRow>) -> AnyView {
     table(headers, rows, |r| {
         view! {
             <tr>
-                <td><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
-                <td>{r.cluster.clone()}</td>
+                <td translate="no"><a href=format!("/loadbalancers/{}", r.name)>{r.name.clone()}</a></td>
+                <td translate="no">{r.cluster.clone()}</td>
                 <td>{r.ve_addr.clone()}<div class="muted">{r.ve_cidr.clone()}</div></td>
                 <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
                 <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>

@@ -71,7 +71,7 @@ fn RulesBody(
         view! {
             <tr>
                 <td>{i + 1}</td>
-                <td><a href=href>{rule.name.clone()}</a></td>
+                <td translate="no"><a href=href>{rule.name.clone()}</a></td>
                 <td>{rule.summary.clone()}</td>
                 <td><SplitBar services=rule.spec.services.clone() /></td>
                 <td class="actions">

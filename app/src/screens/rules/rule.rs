@@ -62,7 +62,7 @@ fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<Strin
             delete=None error=action_error(delete)
             on_delete=move |_| { delete.dispatch(DeleteRule { ticket: ticket.clone(), listener: listener.clone(), name: name.clone() }); } />
         <dl class="facts">
-            <dt>{t("rules.col.listener")}</dt><dd><a href=format!("/rules/{}/{}", f.ticket, f.listener)>{f.listener.clone()}</a></dd>
+            <dt>{t("rules.col.listener")}</dt><dd translate="no"><a href=format!("/rules/{}/{}", f.ticket, f.listener)>{f.listener.clone()}</a></dd>
             <dt>{t("rules.rule.priority")}</dt><dd>{d.row.spec.priority}</dd>
             <dt>{t("rules.rule.matches")}</dt><dd>{d.row.summary.clone()}</dd>
         </dl>
@@ -70,8 +70,8 @@ fn RuleBody(d: RuleDetail, shift: ServerAction<ShiftRule>, steps: RwSignal<Strin
         {table(&["rules.col.looks_at", "rules.col.name", "rules.col.values"], f.conditions.clone(), |c| view! {
             <tr>
                 <td>{type_label(c.type_)}</td>
-                <td>{c.key.clone().unwrap_or_else(|| "—".into())}</td>
-                <td>{values_text(&c)}</td>
+                <td translate="no">{c.key.clone().unwrap_or_else(|| "—".into())}</td>
+                <td translate="no">{values_text(&c)}</td>
             </tr>
         })}
         <h2>{t("rules.rule.sends_to")}</h2>

@@ -111,7 +111,7 @@ fn Shift(
             })}
             <h3>{t("rules.shift.taken")}</h3>
             {table_or_none(history, t("rules.shift.none"), &["rules.shift.col.when", "rules.shift.col.who", "rules.shift.col.weights"], |s| view! {
-                <tr><td><LocalTime at=s.at /></td><td>{s.user}</td><td>{s.weights}</td></tr>
+                <tr><td><LocalTime at=s.at /></td><td translate="no">{s.user}</td><td>{s.weights}</td></tr>
             })}
         </section>
     }

@@ -59,9 +59,9 @@ fn ticket_table(rows: &[TicketRow], query: &str) -> AnyView {
     table(headers, found, |r| {
         view! {
             <tr>
-                <td><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
-                <td>{r.loadbalancer.clone()}</td>
-                <td>{format!("{} / {}", r.cluster, r.namespace)}</td>
+                <td translate="no"><a href=format!("/tickets/{}", r.name)>{r.name.clone()}</a></td>
+                <td translate="no">{r.loadbalancer.clone()}</td>
+                <td translate="no">{format!("{} / {}", r.cluster, r.namespace)}</td>
                 <td>{r.veip.clone()}</td>
                 <td>{r.ltmip.clone()}</td>
                 <td>{lbtype_label(r.lbtype)}</td>

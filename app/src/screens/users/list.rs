@@ -101,7 +101,7 @@ fn QuotaRow(quota: QuotaForm, save: ServerAction<SaveQuota>) -> impl IntoView {
         .collect_view();
     view! {
         <tr data-testid="quota-row">
-            <td>{project.clone()}</td>
+            <td translate="no">{project.clone()}</td>
             {inputs}
             <td><button type="button" class="btn" on:click=move |_| { save.dispatch(SaveQuota { form: form.get_untracked() }); }>{t("common.save")}</button></td>
         </tr>
@@ -125,11 +125,11 @@ fn users(rows: Vec<UserRow>, end: ServerAction<EndSessions>) -> AnyView {
         let name = u.username.clone();
         view! {
             <tr data-testid="user-row">
-                <td>{u.username.clone()}</td>
-                <td>{u.display_name}</td>
+                <td translate="no">{u.username.clone()}</td>
+                <td translate="no">{u.display_name}</td>
                 <td>{if u.directory { t("users.directory") } else { t("users.local") }}</td>
                 <td>{u.role}</td>
-                <td>{if u.projects.is_empty() { "—".to_string() } else { u.projects.join(", ") }}</td>
+                <td translate="no">{if u.projects.is_empty() { "—".to_string() } else { u.projects.join(", ") }}</td>
                 <td>{if u.sessions_ended.is_empty() {
                     view! { <span class="muted">{t("users.never")}</span> }.into_any()
                 } else {
