@@ -88,13 +88,13 @@ pub fn facts_html(d: &LbDetail) -> String {
     let d = d.clone();
     view! {
         <dl class="facts">
-            <dt>{t("loadbalancers.fact.cluster")}</dt><dd>{d.row.cluster.clone()}</dd>
-            <dt>{t("loadbalancers.fact.tenant")}</dt><dd>{d.partition.clone()}</dd>
+            <dt>{t("loadbalancers.fact.cluster")}</dt><dd translate="no">{d.row.cluster.clone()}</dd>
+            <dt>{t("loadbalancers.fact.tenant")}</dt><dd translate="no">{d.partition.clone()}</dd>
             <dt>{t("loadbalancers.fact.ve")}</dt><dd>{format!("{} — {}", d.row.ve_addr, d.row.ve_cidr)}</dd>
             <dt>{t("loadbalancers.fact.ve_certificate")}</dt><dd>{if d.form.ve_skip_verify { t("loadbalancers.fact.not_verified") } else { t("loadbalancers.fact.verified") }}</dd>
             <dt>{t("loadbalancers.fact.ltm")}</dt><dd>{format!("{} — {}", d.row.ltm_url, d.row.ltm_cidr)}</dd>
-            <dt>{t("loadbalancers.fact.cis_namespace")}</dt><dd>{d.form.cis_namespace.clone()}</dd>
-            <dt>{t("loadbalancers.fact.nsselector")}</dt><dd>{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>
+            <dt>{t("loadbalancers.fact.cis_namespace")}</dt><dd translate="no">{d.form.cis_namespace.clone()}</dd>
+            <dt>{t("loadbalancers.fact.nsselector")}</dt><dd translate="no">{d.form.nsselector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")}</dd>
             <dt>{t("loadbalancers.fact.projects")}</dt><dd>{if d.form.scope.is_empty() { t("loadbalancers.fact.every_project").to_string() } else { d.form.scope.join(", ") }}</dd>
             <dt>{t("loadbalancers.fact.reserved")}</dt><dd>{if d.form.reserved.is_empty() { "—".to_string() } else { d.form.reserved.clone() }}</dd>
             <dt>{t("loadbalancers.fact.ltm_token")}</dt><dd>{if d.token_set { t("loadbalancers.fact.set") } else { t("loadbalancers.fact.not_set") }}</dd>
