@@ -52,7 +52,7 @@ fn shell_dictionary(locale: crate::i18n::Locale) -> &'static str {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    provide_context(crate::i18n::switch::Switches(RwSignal::new(0)));
+    provide_context(crate::components::locale_switch::Switches(RwSignal::new(0)));
     view! {
         <Title formatter=|page: String| if page.is_empty() { "lbdesk".to_string() } else { format!("{page} · lbdesk") } />
         <Router>

@@ -22,7 +22,7 @@ fn tone(phase: Phase) -> &'static str {
 /// A ticket phase as a badge.
 #[component]
 pub fn PhaseBadge(phase: Phase) -> impl IntoView {
-    view! { <span class=tone(phase) data-testid="phase">{crate::i18n::phase(phase)}</span> }
+    view! { <span class=tone(phase) data-testid="phase">{t(phase.word_key())}</span> }
 }
 
 /// A button that stays focusable when not allowed, and says why on hover and focus.

@@ -6,10 +6,10 @@ use leptos_router::hooks::use_navigate;
 use server_fn::ServerFn;
 
 use crate::auth::{Logout, SwitchProject, whoami};
+use crate::components::locale_switch::{LocaleSwitch, Switches};
 use crate::domain::access::{Target, Verb};
 use crate::domain::user::CurrentUser;
 use crate::error::AppError;
-use crate::i18n::switch::{LocaleSwitch, Switches};
 use crate::i18n::t;
 
 /// The signed-in user, provided by [`Layout`] to every screen.
@@ -127,7 +127,7 @@ fn UserBar(user: CurrentUser, switch: ServerAction<SwitchProject>, logout: Serve
         </div>
         <div class="whoami">
             <span class="user" data-testid="current-user">{user.display_name.clone()}</span>
-            <span class="role badge badge-neutral" data-testid="role">{crate::i18n::role(user.role)}</span>
+            <span class="role badge badge-neutral" data-testid="role">{t(user.role.word_key())}</span>
             <form
                 method="post"
                 action=Logout::url()

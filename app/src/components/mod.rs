@@ -9,6 +9,7 @@ pub mod layout;
 pub mod lazy;
 pub mod list;
 pub mod loaded;
+pub mod locale_switch;
 pub mod notice;
 pub mod preview;
 pub mod server_html;

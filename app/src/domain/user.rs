@@ -21,6 +21,14 @@ impl Role {
             Role::Tenant => "Tenant user",
         }
     }
+
+    /// The key of its words in the console's dictionaries.
+    pub fn word_key(self) -> &'static str {
+        match self {
+            Role::Admin => "common.role.admin",
+            Role::Tenant => "common.role.tenant",
+        }
+    }
 }
 
 /// The namespaces of a project: (cluster, namespace) pairs.

@@ -5,7 +5,7 @@
 //! dictionaries and renders each page in its reader's locale; the page carries that locale's
 //! dictionary to the browser in a JSON data block, so hydration sees the
 //! same words and the browser bundle carries keys, never the text of either language. Switching
-//! asks the server for the other dictionary ([`switch::SetLocale`]) and draws the page again.
+//! asks the server for the other dictionary (`components::locale_switch`) and draws the page again.
 //!
 //! A message with parameters names them in braces: `{name}`; `{n:one|many}` picks `one` when
 //! `n` is 1, else `many` (English plurals; Chinese needs none); `{{` and `}}` are braces. A
@@ -17,11 +17,10 @@
 
 mod dict;
 mod msg;
-pub mod switch;
 
 pub use dict::Dict;
 #[cfg(feature = "hydrate")]
-pub use dict::install_from_page;
+pub use dict::{install, install_from_page};
 #[cfg(not(feature = "hydrate"))]
 pub use dict::{dictionary, dictionary_json};
 pub use msg::{Arg, Msg};
@@ -174,37 +173,6 @@ macro_rules! msg {
     ($key:literal $(, $name:ident = $value:expr)* $(,)?) => {
         $crate::i18n::Msg::new($key)$(.arg(stringify!($name), ::std::string::ToString::to_string(&$value)))*
     };
-}
-
-/// A ticket's phase in words (the seed's: 已创建, 已申请, …).
-pub fn phase(phase: crate::domain::crd::Phase) -> &'static str {
-    t(phase_key(phase))
-}
-
-/// A ticket's phase as a message (a parameter of another).
-pub fn phase_msg(phase: crate::domain::crd::Phase) -> Msg {
-    Msg::new(phase_key(phase))
-}
-
-fn phase_key(phase: crate::domain::crd::Phase) -> &'static str {
-    use crate::domain::crd::Phase;
-    match phase {
-        Phase::Created => "common.phase.created",
-        Phase::Requested => "common.phase.requested",
-        Phase::Enabled => "common.phase.enabled",
-        Phase::Failed => "common.phase.failed",
-        Phase::Disabled => "common.phase.disabled",
-        Phase::Deleted => "common.phase.deleted",
-    }
-}
-
-/// A user's role in words.
-pub fn role(role: crate::domain::user::Role) -> &'static str {
-    use crate::domain::user::Role;
-    match role {
-        Role::Admin => t("common.role.admin"),
-        Role::Tenant => t("common.role.tenant"),
-    }
 }
 
 #[cfg(test)]

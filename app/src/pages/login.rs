@@ -8,7 +8,7 @@ use server_fn::ServerFn;
 
 use crate::auth::{Login as LoginAction, sign_in_notes};
 use crate::components::controls::BusyButton;
-use crate::i18n::switch::{LocaleSwitch, Switches};
+use crate::components::locale_switch::{LocaleSwitch, Switches};
 use crate::i18n::t;
 
 /// Sign-in form; a wrong user name or password gets one message, at the form.

@@ -180,6 +180,18 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The key of its words in the console's dictionaries (the seed's: 已创建, 已申请, …).
+    pub fn word_key(self) -> &'static str {
+        match self {
+            Phase::Created => "common.phase.created",
+            Phase::Requested => "common.phase.requested",
+            Phase::Enabled => "common.phase.enabled",
+            Phase::Failed => "common.phase.failed",
+            Phase::Disabled => "common.phase.disabled",
+            Phase::Deleted => "common.phase.deleted",
+        }
+    }
+
     /// The name shown in badges and YAML.
     pub fn as_str(self) -> &'static str {
         match self {

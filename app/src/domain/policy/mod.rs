@@ -92,7 +92,7 @@ fn carries(phase: Phase, lbtype: LbType, wanted: LbType) -> Verdict {
             LbType::Listener => crate::msg!("refusals.address.listeners_once_enabled"),
             LbType::Ingress => crate::msg!("refusals.address.ingresses_once_enabled"),
         };
-        return Err(Refusal::action(waits.with("phase", crate::i18n::phase_msg(phase))));
+        return Err(Refusal::action(waits.with("phase", crate::i18n::Msg::new(phase.word_key()))));
     }
     Ok(())
 }

@@ -7,13 +7,15 @@ use super::{
     validate_ingresses, validate_listeners,
 };
 use crate::domain::crd::{DesiredState, LbType, LbticketSpec, Phase};
-use crate::i18n::phase_msg;
+use crate::i18n::Msg;
 
 /// Whether the request's addresses and choices may be edited (Created or Failed only).
 pub fn ticket_editable(phase: Phase) -> Verdict {
     match phase {
         Phase::Created | Phase::Failed => Ok(()),
-        other => Err(Refusal::action(crate::msg!("refusals.ticket.edit_phase").with("phase", phase_msg(other)))),
+        other => {
+            Err(Refusal::action(crate::msg!("refusals.ticket.edit_phase").with("phase", Msg::new(other.word_key()))))
+        }
     }
 }
 
@@ -21,7 +23,9 @@ pub fn ticket_editable(phase: Phase) -> Verdict {
 pub fn ticket_disableable(phase: Phase, usage: &TicketUse) -> Verdict {
     let TicketUse { listeners, ingresses, .. } = *usage;
     if phase != Phase::Enabled {
-        return Err(Refusal::action(crate::msg!("refusals.ticket.disable_phase").with("phase", phase_msg(phase))));
+        return Err(Refusal::action(
+            crate::msg!("refusals.ticket.disable_phase").with("phase", Msg::new(phase.word_key())),
+        ));
     }
     if listeners > 0 {
         return Err(Refusal::action(crate::msg!("refusals.ticket.disable_listeners", n = listeners)));
@@ -37,7 +41,7 @@ pub fn ticket_enableable(phase: Phase) -> Verdict {
     if phase == Phase::Disabled {
         Ok(())
     } else {
-        Err(Refusal::action(crate::msg!("refusals.ticket.enable_phase").with("phase", phase_msg(phase))))
+        Err(Refusal::action(crate::msg!("refusals.ticket.enable_phase").with("phase", Msg::new(phase.word_key()))))
     }
 }
 
@@ -47,7 +51,9 @@ pub fn ticket_deletable(phase: Phase) -> Verdict {
     match phase {
         Phase::Disabled | Phase::Failed => Ok(()),
         Phase::Deleted => Err(Refusal::action(crate::msg!("refusals.ticket.already_deleted"))),
-        other => Err(Refusal::action(crate::msg!("refusals.ticket.delete_phase").with("phase", phase_msg(other)))),
+        other => {
+            Err(Refusal::action(crate::msg!("refusals.ticket.delete_phase").with("phase", Msg::new(other.word_key()))))
+        }
     }
 }
 

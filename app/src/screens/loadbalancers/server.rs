@@ -229,7 +229,7 @@ pub async fn detail(name: &str) -> Result<LbDetail, AppError> {
         .map(|t| LbTicket {
             name: t.name_any(),
             namespace: t.spec.namespace.clone(),
-            phase: crate::i18n::phase(t.status.as_ref().map(|s| s.phase).unwrap_or_default()).into(),
+            phase: crate::i18n::t(t.status.as_ref().map(|s| s.phase).unwrap_or_default().word_key()).into(),
         })
         .collect();
     let mut detail = LbDetail {

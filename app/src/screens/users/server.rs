@@ -29,7 +29,7 @@ async fn users() -> Result<Vec<UserRow>, AppError> {
             username: account.username,
             display_name: account.display_name,
             directory,
-            role: crate::i18n::role(account.role).to_string(),
+            role: crate::i18n::t(account.role.word_key()).to_string(),
             projects,
             sessions_ended: if since > 0 { rfc3339_of_micros(since) } else { String::new() },
         })

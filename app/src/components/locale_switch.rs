@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use super::{Locale, t};
 use crate::error::AppError;
+use crate::i18n::{Locale, t};
 
 /// Counts the reader's switches of locale, provided by [`crate::App`]: the frames around the
 /// pages (the signed-in layout, the sign-in page) draw themselves again in the new words on each.
@@ -34,7 +34,7 @@ pub async fn set_locale(locale: String) -> Result<String, AppError> {
                 Err(e) => return Err(e),
             }
             ssr::remember_locale(chosen);
-            Ok(super::dictionary_json(chosen).to_string())
+            Ok(crate::i18n::dictionary_json(chosen).to_string())
         }
         .await,
     )
@@ -45,10 +45,10 @@ pub async fn set_locale(locale: String) -> Result<String, AppError> {
 #[component]
 pub fn LocaleSwitch() -> impl IntoView {
     let switches = use_context::<Switches>();
-    let current = super::locale();
+    let current = crate::i18n::locale();
     let failed = RwSignal::new(false);
     let choose = move |wanted: Locale| {
-        if wanted == super::locale() {
+        if wanted == crate::i18n::locale() {
             return;
         }
         // NB: not an action of this component: the redraw it causes disposes of the component.
@@ -84,7 +84,7 @@ pub fn LocaleSwitch() -> impl IntoView {
 fn apply(locale: Locale, json: &str) -> bool {
     #[cfg(feature = "hydrate")]
     {
-        if !super::dict::install(locale, json) {
+        if !crate::i18n::install(locale, json) {
             return false;
         }
         if let Some(html) = document().document_element() {
