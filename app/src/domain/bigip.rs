@@ -10,12 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::as3::names;
 use crate::domain::cis::ingress::{formatted, virtual_server_name};
+pub use crate::domain::crd::MemberState;
 use crate::domain::crd::{ANNOTATION_READ_BIGIP, BigipStatus, Lbticket, LbticketSpec, ListenerOnBigip, OnBigip};
 
 /// Where a virtual server stands on BIG-IP.
@@ -355,17 +354,6 @@ pub fn rejection(tasks: &Value, tenant: &str) -> Result<Option<Rejection>, Strin
     let message = result.get("message").and_then(Value::as_str).unwrap_or("declaration failed");
     let errors = result.get("errors").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
     Ok(Some(Rejection { summary: format!("{message} ({code})"), errors: errors.map(String::from).collect() }))
-}
-
-/// A pool member's state on BIG-IP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-pub enum MemberState {
-    Up,
-    Down,
-    /// Administratively disabled (traffic is not sent to it).
-    Disabled,
-    /// Not monitored, or BIG-IP does not know yet.
-    Unknown,
 }
 
 /// One pool member as BIG-IP reports it.

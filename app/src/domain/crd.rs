@@ -18,15 +18,20 @@ mod lbrule;
 mod lbticket;
 mod reachability;
 
-pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, address_name};
+pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, Side, address_name};
 pub use lbquota::{Lbquota, LbquotaSpec};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 pub use lbticket::{
     ANNOTATION_READ_BIGIP, BigipStatus, CONDITION_LIVE_ON_BIGIP, DesiredState, DriverState, F5Ingress, HistoryEntry,
-    IngressRule, LbType, Lbticket, LbticketSpec, LbticketStatus, Listener, ListenerOnBigip, OnBigip, Phase,
-    PolicyStatus, PoolMember, Protocol, ServiceRef, Session, project_of,
+    IngressRule, LbType, Lbticket, LbticketSpec, LbticketStatus, Listener, ListenerOnBigip, MemberState, OnBigip,
+    Phase, PolicyStatus, PoolMember, Protocol, ServiceRef, Session, project_of,
 };
 pub use reachability::{CONDITION_CIS_READY, CONDITION_REACHABLE};
+
+/// Largest declaration written, measured as sent (`as3::validate::sent_bytes`): a real API server takes at
+/// most 1 MiB of ConfigMap data, lbdesk's embedded one a request body of 1 MiB; the rest is left
+/// for the ConfigMap's metadata.
+pub const MAX_DECLARATION_BYTES: usize = 900 * 1024;
 
 /// The API group of every lbdesk resource.
 pub const GROUP: &str = "ebcpaas.io";

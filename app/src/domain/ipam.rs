@@ -8,7 +8,6 @@
 //! What is taken lives in the [`Lbaddress`](crate::domain::crd::Lbaddress) objects; the
 //! [`Ledger`] keeps each load balancer's allocator current from them.
 
-mod adapter;
 mod ledger;
 mod pool;
 pub mod queue;
@@ -21,43 +20,9 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::crd::Side;
 use super::crd::{Capacity, IpPair, LoadbalancerSpec};
 use crate::i18n::Msg;
-
-/// Which of the two ranges an address belongs to; also the form field it came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    /// The tier-2 VE range (`ve.cidr`, the ticket's `veip`).
-    Ve,
-    /// The tier-1 LTM range (`ltm.cidr`, the ticket's `ltmip`).
-    Ltm,
-}
-
-impl Side {
-    /// The ticket field an address of this side is requested in.
-    pub fn field(self) -> &'static str {
-        match self {
-            Side::Ve => "veip",
-            Side::Ltm => "ltmip",
-        }
-    }
-
-    /// The Loadbalancer field holding this side's range.
-    pub fn cidr_field(self) -> &'static str {
-        match self {
-            Side::Ve => "ve.cidr",
-            Side::Ltm => "ltm.cidr",
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            Side::Ve => "VE",
-            Side::Ltm => "LTM",
-        }
-    }
-}
 
 /// Why an address that is in the range may not be handed out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,4 +12,5 @@ pub mod ipam;
 pub mod irule;
 pub mod policy;
 pub mod routing;
+pub mod text;
 pub mod user;

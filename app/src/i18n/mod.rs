@@ -19,10 +19,10 @@ mod dict;
 mod msg;
 
 pub use dict::Dict;
-#[cfg(feature = "hydrate")]
-pub use dict::{install, install_from_page};
 #[cfg(not(feature = "hydrate"))]
 pub use dict::{dictionary, dictionary_json};
+#[cfg(feature = "hydrate")]
+pub use dict::{install, install_from_page};
 pub use msg::{Arg, Msg};
 
 use serde::{Deserialize, Serialize};

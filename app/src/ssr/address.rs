@@ -12,8 +12,8 @@ use crate::components::address::{ADDRESS_PAGE, AddressSummary, Carried, ServiceC
 use crate::components::list::Page;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3;
-use crate::domain::as3::validate::MAX_BYTES;
 use crate::domain::cis_ingress;
+use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, Loadbalancer, Phase};
 use crate::domain::policy::{Limits, Owner, Usage, View, dns_label, escaped, object_name, ticket_cluster};
 use crate::error::AppError;
@@ -138,7 +138,7 @@ impl World {
 
     /// What `project` may hold on `lb` and its tenant.
     pub fn limits(&self, project: &str, lb: &Loadbalancer) -> Limits {
-        Limits::for_project(&self.quotas, project, &lb.spec, MAX_BYTES as u64)
+        Limits::for_project(&self.quotas, project, &lb.spec, MAX_DECLARATION_BYTES as u64)
     }
 
     /// The load balancer of `t`.

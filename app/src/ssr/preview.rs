@@ -13,8 +13,9 @@ use super::address::{World, project_of};
 use super::kube_error;
 use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{MAX_BYTES, fits, sent_bytes, share_bytes, validate_content, validate_posted};
+use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
+use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
 use crate::domain::policy::{Held, within_quota};
 use crate::error::AppError;
@@ -119,7 +120,11 @@ fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Re
 /// What the caller whose change makes the declaration `adc` too large for its ConfigMap is told
 /// (the words of [`fits`], which the reconciler writes in English, in the reader's).
 fn too_large(adc: &str) -> String {
-    crate::tf!("errors.declaration_too_large", kib = sent_bytes(adc).div_ceil(1024), limit = MAX_BYTES / 1024)
+    crate::tf!(
+        "errors.declaration_too_large",
+        kib = sent_bytes(adc).div_ceil(1024),
+        limit = MAX_DECLARATION_BYTES / 1024
+    )
 }
 
 /// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.
@@ -234,7 +239,7 @@ mod tests {
 
     #[test]
     fn a_declaration_too_large_is_said_as_the_reconciler_says_it() {
-        let adc = format!("{{\"remark\":\"{}\"}}", "x".repeat(MAX_BYTES));
+        let adc = format!("{{\"remark\":\"{}\"}}", "x".repeat(MAX_DECLARATION_BYTES));
         let fault = fits(&adc).expect_err("too large");
         assert_eq!(too_large(&adc), fault.message);
     }

@@ -2,7 +2,7 @@
 //! `kubectl` write is held to the quota as a page's is (`policy::within_quota`), and an
 //! Lbquota's limits are checked as the Users page checks them.
 
-use app::domain::as3::validate::MAX_BYTES;
+use app::domain::crd::MAX_DECLARATION_BYTES;
 use app::domain::crd::{Lbquota, Lbrule, Lbticket, Loadbalancer, project_of};
 use app::domain::policy::{Held, Limits, validate_quota, within_quota};
 
@@ -39,7 +39,12 @@ impl Admission {
         };
         tickets.push(after.clone());
         let held_after = Held::of(project, &after.spec.loadbalancer, &tickets, rules_after);
-        let limits = Limits::for_project(&self.list::<Lbquota>(|_| true).await?, project, &lb.spec, MAX_BYTES as u64);
+        let limits = Limits::for_project(
+            &self.list::<Lbquota>(|_| true).await?,
+            project,
+            &lb.spec,
+            MAX_DECLARATION_BYTES as u64,
+        );
         within_quota(&limits, &held_before, &held_after, &after.spec.loadbalancer).map_err(Denial::refused)
     }
 }

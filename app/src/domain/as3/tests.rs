@@ -163,7 +163,8 @@ fn a_tenant_named_like_an_adc_key_is_refused() {
 #[cfg(feature = "ssr")]
 mod validation {
     use super::*;
-    use crate::domain::as3::validate::{MAX_BYTES, validate, validate_adc, validate_posted};
+    use crate::domain::as3::validate::{validate, validate_adc, validate_posted};
+    use crate::domain::crd::MAX_DECLARATION_BYTES;
 
     #[test]
     fn the_seed_declaration_validates() {
@@ -241,8 +242,10 @@ mod validation {
             let hit = faults.iter().find(|f| f.message.contains(want)).unwrap_or_else(|| panic!("{want}: {faults:?}"));
             assert!(hit.origin.is_some(), "{want}: names the ticket: {hit}");
         }
-        let huge =
-            format!("{{\"class\":\"ADC\",\"schemaVersion\":\"3.50.0\",\"remark\":\"{}\"}}", "x".repeat(MAX_BYTES));
+        let huge = format!(
+            "{{\"class\":\"ADC\",\"schemaVersion\":\"3.50.0\",\"remark\":\"{}\"}}",
+            "x".repeat(MAX_DECLARATION_BYTES)
+        );
         assert!(
             validate_adc(&huge, &rendered.origins).expect_err("size")[0].message.contains("over the 900 KiB limit")
         );
@@ -258,11 +261,11 @@ mod validation {
             assert_eq!(sent_bytes(&adc), sent.len(), "{adc}");
         }
         // Backslashes weigh twice: a declaration under the limit by its length is over it as sent.
-        let backslashes = remark(&"\\\\".repeat(MAX_BYTES / 3));
-        assert!(backslashes.len() < MAX_BYTES && sent_bytes(&backslashes) > MAX_BYTES);
+        let backslashes = remark(&"\\\\".repeat(MAX_DECLARATION_BYTES / 3));
+        assert!(backslashes.len() < MAX_DECLARATION_BYTES && sent_bytes(&backslashes) > MAX_DECLARATION_BYTES);
         let fault = fits(&backslashes).expect_err("over the limit as sent");
         assert!(fault.message.contains("KiB in its ConfigMap, over the 900 KiB limit"), "{fault}");
-        assert_eq!(fits(&remark(&"x".repeat(MAX_BYTES / 2))), Ok(()));
+        assert_eq!(fits(&remark(&"x".repeat(MAX_DECLARATION_BYTES / 2))), Ok(()));
     }
 
     fn arb_listener() -> impl Strategy<Value = Listener> {

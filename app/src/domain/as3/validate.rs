@@ -10,12 +10,8 @@ use serde_json::{Map, Value};
 
 use super::names::is_legal;
 use super::{Fault, Origins, Rendered, origin_of};
-use crate::domain::crd::Protocol;
+use crate::domain::crd::{MAX_DECLARATION_BYTES, Protocol};
 
-/// Largest declaration written, measured as sent ([`sent_bytes`]): a real API server takes at
-/// most 1 MiB of ConfigMap data, lbdesk's embedded one a request body of 1 MiB; the rest is left
-/// for the ConfigMap's metadata.
-pub const MAX_BYTES: usize = 900 * 1024;
 /// Longest `/tenant/app/item` path AS3 accepts.
 pub const MAX_PATH: usize = 195;
 /// The pool monitors BIG-IP has built in.
@@ -206,10 +202,10 @@ pub fn share_bytes(adc: &Value, tenant: &str, namespaces: &BTreeSet<&str>) -> us
         .sum()
 }
 
-/// Whether an ADC declaration fits its ConfigMap ([`MAX_BYTES`], as sent).
+/// Whether an ADC declaration fits its ConfigMap ([`MAX_DECLARATION_BYTES`], as sent).
 pub fn fits(adc: &str) -> Result<(), Fault> {
     let sent = sent_bytes(adc);
-    if sent <= MAX_BYTES {
+    if sent <= MAX_DECLARATION_BYTES {
         return Ok(());
     }
     Err(Fault {
@@ -218,7 +214,7 @@ pub fn fits(adc: &str) -> Result<(), Fault> {
             "the declaration would take {} KiB in its ConfigMap, over the {} KiB limit of one ConfigMap; \
              remove rules or listeners, or ask the platform admins for another partition",
             sent.div_ceil(1024),
-            MAX_BYTES / 1024
+            MAX_DECLARATION_BYTES / 1024
         ),
     })
 }

@@ -11,7 +11,41 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{BondState, IpPair, LABEL_LOADBALANCER};
-use crate::domain::ipam::Side;
+
+/// Which of the two ranges an address belongs to; also the form field it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The tier-2 VE range (`ve.cidr`, the ticket's `veip`).
+    Ve,
+    /// The tier-1 LTM range (`ltm.cidr`, the ticket's `ltmip`).
+    Ltm,
+}
+
+impl Side {
+    /// The ticket field an address of this side is requested in.
+    pub fn field(self) -> &'static str {
+        match self {
+            Side::Ve => "veip",
+            Side::Ltm => "ltmip",
+        }
+    }
+
+    /// The Loadbalancer field holding this side's range.
+    pub fn cidr_field(self) -> &'static str {
+        match self {
+            Side::Ve => "ve.cidr",
+            Side::Ltm => "ltm.cidr",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Side::Ve => "VE",
+            Side::Ltm => "LTM",
+        }
+    }
+}
 
 /// Label carrying the side (`ve` or `ltm`) of an Lbaddress, to list one side's addresses.
 pub const LABEL_SIDE: &str = "ebcpaas.io/side";
@@ -110,6 +144,5 @@ mod tests {
         let name = address_name("big", Side::Ltm, short);
         assert_eq!(name, address_name("big", Side::Ltm, long), "one name per address, however written");
         assert_eq!(name, "big.ltm.fd00-0000-0000-0000-0000-0000-0000-0000");
-        crate::domain::policy::object_name("name", &name).expect("a valid object name");
     }
 }

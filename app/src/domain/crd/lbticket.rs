@@ -337,5 +337,16 @@ pub struct PoolMember {
     pub pool: String,
     pub address: String,
     pub port: u16,
-    pub state: crate::domain::bigip::MemberState,
+    pub state: MemberState,
+}
+
+/// A pool member's state on BIG-IP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub enum MemberState {
+    Up,
+    Down,
+    /// Administratively disabled (traffic is not sent to it).
+    Disabled,
+    /// Not monitored, or BIG-IP does not know yet.
+    Unknown,
 }

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::{AllocError, RangeError, Reserve, Side};
-use crate::domain::policy::escaped;
+use crate::domain::text::escaped;
 use crate::i18n::Msg;
 
 /// A set of `u128` offsets kept as merged, non-adjacent inclusive intervals (start → end).
@@ -171,7 +171,7 @@ impl Pool {
     pub fn parse(&self, text: &str) -> Result<IpAddr, AllocError> {
         text.trim().parse::<IpAddr>().map_err(|_| AllocError::OutOfRange {
             side: self.side,
-            addr: crate::domain::policy::shown(text),
+            addr: crate::domain::text::shown(text),
             cidr: self.net.to_string(),
         })
     }

@@ -2,7 +2,7 @@
 //! admission both call, with the same view of the management cluster, so a page, a server
 //! function and `kubectl` are refused for the same reasons, in the same order.
 
-use crate::domain::as3::validate::MAX_BYTES;
+use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{LABEL_CLUSTER, Lbquota, Lbrule, Lbticket, Loadbalancer, project_of};
 
 use super::{
@@ -74,7 +74,7 @@ pub fn check_change(name: &str, before: Option<&Lbticket>, after: &Lbticket, vie
     let others = || view.tickets.iter().filter(|t| t.metadata.name.as_deref() != Some(name));
     let held_before = Held::of(project, &after.spec.loadbalancer, others().chain(before), view.rules);
     let held_after = Held::of(project, &after.spec.loadbalancer, others().chain([after]), view.rules);
-    let limits = Limits::for_project(view.quotas, project, &lb.spec, MAX_BYTES as u64);
+    let limits = Limits::for_project(view.quotas, project, &lb.spec, MAX_DECLARATION_BYTES as u64);
     within_quota(&limits, &held_before, &held_after, &after.spec.loadbalancer).map_err(Denied::Forbidden)
 }
 

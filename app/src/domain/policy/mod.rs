@@ -9,6 +9,7 @@
 #[cfg(feature = "ssr")]
 mod change;
 mod ingress;
+mod ipam_refusals;
 mod listener;
 mod loadbalancer;
 mod names;

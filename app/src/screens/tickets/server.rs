@@ -12,8 +12,9 @@ use super::{Action, LbChoice, TicketChoices, TicketDetail, TicketForm, TicketLis
 use crate::components::bigip::rollup_words;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3::placement::Placement;
-use crate::domain::as3::validate::{MAX_BYTES, share_bytes};
+use crate::domain::as3::validate::share_bytes;
 use crate::domain::bigip::rollup;
+use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{
     CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
     Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
@@ -115,7 +116,7 @@ async fn quota(caller: &Caller) -> Result<Vec<(String, String)>, AppError> {
         lines.push((crate::tf!("tickets.quota.declaration_on", name = name), kib));
     }
     let held = Held::of(&project, "", &world.tickets, &world.rules);
-    let limits = Limits::for_project(&world.quotas, &project, &Default::default(), MAX_BYTES as u64);
+    let limits = Limits::for_project(&world.quotas, &project, &Default::default(), MAX_DECLARATION_BYTES as u64);
     lines.push((t("tickets.quota.listeners").into(), of(held.listeners, limits.listeners)));
     lines.push((t("tickets.quota.rules").into(), of(held.rules, limits.rules)));
     lines.push((t("tickets.quota.ingresses").into(), of(held.ingresses, limits.ingresses)));

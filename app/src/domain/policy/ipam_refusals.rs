@@ -1,7 +1,7 @@
 //! The allocator's errors as the grey-out rules' [`Refusal`], so no caller maps them by hand.
 
-use super::{AllocError, RangeError};
-use crate::domain::policy::Refusal;
+use super::Refusal;
+use crate::domain::ipam::{AllocError, RangeError};
 
 impl From<RangeError> for Refusal {
     /// A bad range, beside the Loadbalancer field it is in.
