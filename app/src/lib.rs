@@ -15,6 +15,7 @@ pub mod pages;
 pub mod screens;
 #[cfg(feature = "ssr")]
 pub mod ssr;
+pub mod wire;
 
 mod shell;
 

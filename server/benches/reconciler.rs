@@ -195,7 +195,7 @@ async fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let first = Arc::new(Context::new(clusters.clone(), driver.clone(), config.clone()));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let first_run = tokio::spawn(reconciler::run(first.clone(), async move {
+    let first_run = tokio::spawn(reconciler::controllers::run(first.clone(), async move {
         let _ = stopped.await;
     }));
     settle(&first, TICKETS as u64).await;
@@ -207,7 +207,7 @@ async fn main() -> anyhow::Result<()> {
     let before = versions(&mgmt, &member).await;
     let started = Instant::now();
     let second = Arc::new(Context::new(clusters.clone(), driver.clone(), config));
-    let second_run = tokio::spawn(reconciler::run(second.clone(), std::future::pending()));
+    let second_run = tokio::spawn(reconciler::controllers::run(second.clone(), std::future::pending()));
     settle(&second, TICKETS as u64).await;
     let resync = started.elapsed() - Duration::from_millis(500);
     let after = versions(&mgmt, &member).await;

@@ -46,7 +46,7 @@ struct Run {
 impl Run {
     fn start(ctx: Arc<Context>) -> Run {
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(reconciler::run(ctx, async move {
+        let task = tokio::spawn(reconciler::controllers::run(ctx, async move {
             let _ = stopped.await;
         }));
         Run { stop, task }

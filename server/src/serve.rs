@@ -148,7 +148,7 @@ impl Server {
                 let kubeconfig = kubeconfig_with(&embedded.token);
                 let own = parse_kubeconfig(&kubeconfig_with(&embedded.own_token))?;
                 let clusters = Clusters::from_kubeconfig(own, &args.mgmt_cluster).await?;
-                let api = EmbeddedApi::serve(listener, crate::api::router(embedded.api), tls, idle)?;
+                let api = EmbeddedApi::serve(listener, crate::api::routes::router(embedded.api), tls, idle)?;
                 (Some((api, api_local)), Some(kubeconfig), clusters)
             }
             Mode::Cluster => (None, None, Clusters::managing(&args.mgmt_cluster, mgmt_client(&args).await?)),
@@ -314,7 +314,7 @@ impl Server {
         let mgmt = self.clusters.mgmt().clone();
         let reconciler = self.reconciler.map(|ctx| match self.election {
             Some(election) => tokio::spawn(crate::leader::lead(ctx, mgmt, election, reconciler_stopped)),
-            None => tokio::spawn(reconciler::run(ctx, async move {
+            None => tokio::spawn(reconciler::controllers::run(ctx, async move {
                 let _ = reconciler_stopped.await;
             })),
         });

@@ -3,15 +3,17 @@
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use crate::components::controls::{ConfirmButton, PhaseBadge, ReasonButton};
-use crate::components::list::{More, NoRows, Page, ProjectFilter, load_more, project_key, read_pages};
+use crate::components::list::{More, NoRows, ProjectFilter, load_more, project_key, read_pages};
 use crate::components::loaded::{Loaded, poll};
-use crate::domain::crd::{LbType, Phase, ServiceRef};
+use crate::domain::crd::ServiceRef;
 use crate::error::AppError;
 use crate::i18n::t;
+use crate::wire::Page;
+pub use crate::wire::{ADDRESS_PAGE, AddressSummary, Carried, ServiceChoice};
 
 /// The route's `:ticket` and `:name` (empty when absent), for the pages of a thing on an address.
 pub fn ticket_and_name() -> impl Fn() -> (String, String) + Copy + Send + Sync + 'static {
@@ -38,9 +40,6 @@ where
     poll(tick, moving);
     resource
 }
-
-/// How many addresses a list page reads at a time.
-pub const ADDRESS_PAGE: usize = 50;
 
 /// A list page of the project's addresses and the things on them (`title`), read a page of
 /// addresses at a time: each address drawn by `group`, or `empty` and `hint` when there is none.
@@ -77,57 +76,6 @@ where
         <div class="page-head"><h1>{title}</h1></div>
         <ProjectFilter project />
         <Loaded resource=groups show />
-    }
-}
-
-/// An address request as the screens on it show it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AddressSummary {
-    /// The request's name.
-    pub ticket: String,
-    /// Its project.
-    pub project: String,
-    /// The member cluster of its namespace.
-    pub cluster: String,
-    /// The namespace it serves.
-    pub namespace: String,
-    /// Its VE address (empty until handed out).
-    pub veip: String,
-    /// Where the reconciler has brought it.
-    pub phase: Phase,
-    /// What it is for.
-    pub lbtype: LbType,
-    /// Its spec generation, which a change is checked against.
-    pub generation: i64,
-    /// Whether the member cluster carries its current generation (see [`Carried`]).
-    pub carried: Carried,
-}
-
-/// Whether the member cluster carries what the address asks for now.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub enum Carried {
-    /// Written for the current generation.
-    Yes,
-    /// Not yet written for the current generation.
-    #[default]
-    Pending,
-    /// Refused by the renderer or the validator: why.
-    Refused(String),
-    /// The address is not in service (not Enabled, or disabled): nothing is placed.
-    Idle,
-}
-
-/// A Service of the namespace: its name and its ports.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServiceChoice {
-    pub name: String,
-    pub ports: Vec<u16>,
-}
-
-impl ServiceChoice {
-    /// What a new row picks: the first Service offered and its first port.
-    pub fn first_of(offered: &[ServiceChoice]) -> Option<(String, u16)> {
-        offered.first().map(|c| (c.name.clone(), c.ports.first().copied().unwrap_or_default()))
     }
 }
 

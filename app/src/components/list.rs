@@ -3,12 +3,12 @@
 
 use leptos::prelude::*;
 use leptos_router::components::A;
-use serde::{Deserialize, Serialize};
 
 use super::layout::{ProjectSwitches, UserResource};
 use crate::domain::access::{Target, Verb};
 use crate::error::AppError;
 use crate::i18n::t;
+pub use crate::wire::Page;
 
 /// The head of a list page: its heading, the link to create one more, and the search box.
 #[component]
@@ -117,19 +117,6 @@ pub fn ProjectFilter(project: RwSignal<String>) -> impl IntoView {
 pub fn project_key(project: RwSignal<String>) -> impl Fn() -> (String, usize) + Copy + Send + Sync + 'static {
     let switches = expect_context::<ProjectSwitches>().0;
     move || (project.get(), switches.get())
-}
-
-/// A page of a long list, and the cursor its next page starts from (none on the last).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Page<T> {
-    pub rows: Vec<T>,
-    pub next: Option<String>,
-}
-
-impl<T> Default for Page<T> {
-    fn default() -> Self {
-        Page { rows: Vec::new(), next: None }
-    }
 }
 
 /// How many pages "Load more" added to a list read for a key (a list's filters); another key

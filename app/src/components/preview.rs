@@ -3,33 +3,9 @@
 //! reconciler's own functions (`ssr::preview`); the listener and rule forms show it.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::i18n::t;
-
-/// A change previewed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Preview {
-    /// The namespace's AS3 applications as they would be, pretty-printed JSON.
-    pub declaration: String,
-    /// The lines that change in the tenant's declaration, with some context, against what the
-    /// member cluster's ConfigMap holds now.
-    pub diff: Vec<DiffLine>,
-    /// Why the change cannot be saved: the renderer's or the validator's message.
-    pub refused: Option<String>,
-}
-
-/// One line of a diff. On the wire a string whose first character says which kind (`+`, `-`,
-/// ` `, `…`): an enum's deserializer is code in the browser bundle, a string's is already there.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum DiffLine {
-    Added(String),
-    Removed(String),
-    Same(String),
-    /// Unchanged lines left out.
-    Gap,
-}
+pub use crate::wire::{DiffLine, Preview};
 
 /// The preview of a change: the refusal, the diff, the declaration.
 #[component]
@@ -61,50 +37,5 @@ pub fn PreviewPanel(preview: Preview) -> impl IntoView {
                 <pre class="json">{preview.declaration}</pre>
             </details>
         </section>
-    }
-}
-
-impl From<DiffLine> for String {
-    fn from(line: DiffLine) -> String {
-        match line {
-            DiffLine::Added(text) => format!("+{text}"),
-            DiffLine::Removed(text) => format!("-{text}"),
-            DiffLine::Same(text) => format!(" {text}"),
-            DiffLine::Gap => "…".into(),
-        }
-    }
-}
-
-impl From<String> for DiffLine {
-    fn from(mut line: String) -> DiffLine {
-        let kind = line.chars().next();
-        if let Some(kind) = kind {
-            line.drain(..kind.len_utf8());
-        }
-        match kind {
-            Some('+') => DiffLine::Added(line),
-            Some('-') => DiffLine::Removed(line),
-            Some('…') => DiffLine::Gap,
-            _ => DiffLine::Same(line),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::DiffLine;
-
-    #[test]
-    fn a_diff_line_crosses_the_wire_as_it_was() {
-        for line in [
-            DiffLine::Added("\"a\": 1".into()),
-            DiffLine::Removed("-x".into()),
-            DiffLine::Same("+ looks added".into()),
-            DiffLine::Same(String::new()),
-            DiffLine::Gap,
-        ] {
-            let json = serde_json::to_string(&line).expect("serialises");
-            assert_eq!(serde_json::from_str::<DiffLine>(&json).expect("deserialises"), line, "{json}");
-        }
     }
 }

@@ -1,7 +1,10 @@
 //! The dictionaries: both compiled into the server from `app/locales/`, one at a time in the
 //! browser, taken from the page (or from the server when the reader switches).
 
-use super::Locale;
+use super::locale::Locale;
+
+/// The id of the page's element carrying its dictionary to the browser.
+pub const DICTIONARY_ID: &str = "lbdesk-i18n";
 
 /// One locale's words: keys and texts, sorted by key.
 #[derive(Debug, Default)]
@@ -164,7 +167,7 @@ mod browser {
         let document = leptos::prelude::document();
         let locale = document.document_element().and_then(|html| html.get_attribute("lang"));
         let locale = locale.as_deref().and_then(Locale::of_tag).unwrap_or_default();
-        let block = document.get_element_by_id(super::super::DICTIONARY_ID);
+        let block = document.get_element_by_id(super::DICTIONARY_ID);
         if let Some(json) = block.and_then(|b| b.text_content()) {
             install(locale, &json);
         }

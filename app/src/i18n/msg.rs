@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 #[cfg(not(feature = "hydrate"))]
-use super::Locale;
-use super::fill;
+use super::locale::Locale;
+use super::template::fill;
 
 /// A dictionary key and its parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,8 +8,6 @@ use kube::{Api, ResourceExt};
 
 use super::guard::{Caller, not_found};
 use super::{kube_error, refused};
-use crate::components::address::{ADDRESS_PAGE, AddressSummary, Carried, ServiceChoice};
-use crate::components::list::Page;
 use crate::domain::access::{Target, Verb};
 use crate::domain::as3;
 use crate::domain::cis_ingress;
@@ -17,6 +15,7 @@ use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{LABEL_PROJECT, LbType, Lbquota, Lbrule, Lbticket, Loadbalancer, Phase};
 use crate::domain::policy::{Limits, Owner, Usage, View, dns_label, escaped, object_name, ticket_cluster};
 use crate::error::AppError;
+use crate::wire::{ADDRESS_PAGE, AddressSummary, Carried, Page, ServiceChoice};
 
 /// What a missing request, or another project's, is called in the answer (in the reader's
 /// words).

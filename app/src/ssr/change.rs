@@ -12,12 +12,12 @@ use serde_json::Value;
 use super::address::{self, World, project_of, services, tls_secrets};
 use super::guard::{Caller, Written, caller, not_found};
 use super::{kube_error, preview, refused};
-use crate::components::address::ServiceChoice;
 use crate::domain::access::Verb;
 use crate::domain::crd::{F5Ingress, Lbrule, Lbticket, LbticketSpec, Listener};
 use crate::domain::policy::{check_change, escaped};
 use crate::error::AppError;
 use crate::i18n::t;
+use crate::wire::ServiceChoice;
 
 /// What a screen changes in an address request: one of its listeners or F5 Ingresses, put
 /// (added, or put over the one of its name when `editing`) or removed.

@@ -11,7 +11,6 @@ use similar::{ChangeTag, TextDiff};
 
 use super::address::{World, project_of};
 use super::kube_error;
-use crate::components::preview::{DiffLine, Preview};
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
 use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
 use crate::domain::as3::{self, Rendered, names};
@@ -19,6 +18,7 @@ use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
 use crate::domain::policy::{Held, within_quota};
 use crate::error::AppError;
+use crate::wire::{DiffLine, Preview};
 
 /// Unchanged lines shown around each change.
 const CONTEXT: usize = 3;

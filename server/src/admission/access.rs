@@ -14,11 +14,7 @@ use kube::ResourceExt;
 use kube::core::admission::Operation;
 use serde_json::Value;
 
-use super::{Admission, Denial, Review};
-
-/// What a tenant is told when the object is another project's (or no project's): the same words
-/// whether it exists or not, naming nothing.
-pub const NOT_YOURS: &str = "You may change only the objects of your projects.";
+use super::{Admission, Denial, NOT_YOURS, Review};
 
 impl Admission {
     /// The writer as the authorization rule sees them.

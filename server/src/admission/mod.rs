@@ -12,13 +12,12 @@ mod lbticket;
 mod loadbalancer;
 mod owned;
 mod quota;
+mod review;
 
 use std::sync::Arc;
 
 use app::domain::crd::Lbticket;
 use app::ssr::caches::{Cached, Caches};
-use kube::core::DynamicObject;
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -26,7 +25,9 @@ use app::domain::policy::Refusal;
 use app::ssr::audit::Via;
 use app::ssr::db::Db;
 
-pub use access::NOT_YOURS;
+/// What a tenant is told when the object is another project's (or no project's): the same words
+/// whether it exists or not, naming nothing.
+pub const NOT_YOURS: &str = "You may change only the objects of your projects.";
 
 /// What anyone but lbdesk is told when writing the status of one of lbdesk's objects.
 pub const STATUS_IS_LBDESKS: &str =
@@ -187,73 +188,5 @@ impl Admission {
     /// The objects of a kind in the management cluster that `keep` keeps, from the caches.
     async fn list<K: Cached>(&self, keep: impl Fn(&K) -> bool) -> Result<Vec<K>, Denial> {
         self.caches.list(keep).await.map_err(|_| Denial::failed("admission could not read the management cluster"))
-    }
-
-    /// The endpoint: an AdmissionReview in, the same with its response out.
-    pub async fn review(
-        &self,
-        review: AdmissionReview<DynamicObject>,
-        caller: Caller,
-    ) -> AdmissionReview<DynamicObject> {
-        let request: AdmissionRequest<DynamicObject> = match review.try_into() {
-            Ok(r) => r,
-            Err(_) => return AdmissionResponse::invalid("the AdmissionReview has no request").into_review(),
-        };
-        let response = AdmissionResponse::from(&request);
-        let response = match self.decide(&request, caller).await {
-            Ok(()) => response,
-            Err(denial) => {
-                let message = denial.message();
-                tracing::info!(kind = %request.kind.kind, name = %request.name, reason = %message, "admission denied");
-                let mut denied = response.deny(message);
-                denied.result = denial.status(&request.kind.kind, &request.name);
-                denied
-            }
-        };
-        response.into_review()
-    }
-
-    /// Hands the request to the checks of its kind.
-    async fn decide(&self, req: &AdmissionRequest<DynamicObject>, caller: Caller) -> Result<(), Denial> {
-        let value = |o: Option<&DynamicObject>| {
-            o.map(serde_json::to_value).transpose().map_err(|e| Denial::invalid(e.to_string()))
-        };
-        let (new, old) = (value(req.object.as_ref())?, value(req.old_object.as_ref())?);
-        let name = if req.name.is_empty() {
-            new.as_ref().and_then(|v| v["metadata"]["name"].as_str()).unwrap_or_default().to_string()
-        } else {
-            req.name.clone()
-        };
-        let review = Review { name, new, old };
-        let kind = req.kind.kind.as_str();
-        let user = req.user_info.username.as_deref().unwrap_or_default();
-        // NB: who may write is asked first: the checks below would tell a stranger a phase.
-        let principal = self.principal(user).await?;
-        let others = principal != app::domain::access::Principal::System;
-        let project = if others { self.authorize(&principal, kind, &review).await? } else { None };
-        // NB: a status is what lbdesk observed, and the reconciler acts on it (the address a
-        // ticket holds, its phase): written by anyone else, it could take another request's
-        // address or tell an owner a made-up story.
-        if req.sub_resource.as_deref() == Some("status") {
-            return if others { Err(Denial::forbidden(STATUS_IS_LBDESKS)) } else { Ok(()) };
-        }
-        match kind {
-            "Loadbalancer" => loadbalancer::check(self, &review).await,
-            "Lbticket" => lbticket::check(self, &review).await,
-            "Lbrule" => lbrule::check(self, &review).await,
-            // NB: an address object follows its ticket; written by hand, one could free an
-            // address still in use or hold one no ticket has.
-            "Lbaddress" if others => Err(Denial::forbidden(
-                "Address objects are lbdesk's own record of what its tickets hold; change the address request instead.",
-            )),
-            "Lbaddress" => Ok(()),
-            "Lbquota" => quota::check(&review).await,
-            other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
-        }?;
-        // A dry run changes nothing.
-        if others && caller == Caller::Authenticated && !req.dry_run {
-            self.record(user, &req.operation, kind, &review, project).await;
-        }
-        Ok(())
     }
 }

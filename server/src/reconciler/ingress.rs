@@ -15,14 +15,7 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
 
 use super::plan::Faults;
-use super::{Context, Result, Step};
-
-/// What the last successful sync of a cluster's Ingresses wrote, from which inputs.
-#[derive(Clone, Default)]
-pub struct Written {
-    digest: u64,
-    faults: Faults,
-}
+use super::{Context, Result, Step, Written};
 
 /// The F5 Ingresses of one live ticket, and what their Ingresses are made from.
 #[derive(Hash)]

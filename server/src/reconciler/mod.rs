@@ -3,7 +3,7 @@
 //! through `kube::Client` only. Every step is idempotent and recorded before the next side
 //! effect, so a crash anywhere leaves a state the next run completes.
 //!
-//! As in kube-rs's controller-rs: the server builds one [`Context`] and joins [`run`], which
+//! As in kube-rs's controller-rs: the server builds one [`Context`] and joins [`controllers::run`], which
 //! returns once its shutdown future resolves. Nothing here reads the embedded API's module:
 //! in cluster mode there is none.
 
@@ -11,6 +11,7 @@ mod addresses;
 mod allocation;
 mod backoff;
 mod cis;
+pub mod controllers;
 mod crash;
 mod desired;
 #[cfg(test)]
@@ -36,16 +37,11 @@ use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
 use app::domain::ipam::Ledger;
 use app::ssr::clusters::Clusters;
 use futures::future::{BoxFuture, Shared};
-use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 
-use backoff::Backoff;
 pub use crash::{Crash, Step};
 
 use crate::driver::{DriverAnswer, DriverClient, DriverError, DriverRequest, Hook};
@@ -141,7 +137,7 @@ impl Caches {
 }
 
 /// What every reconcile reaches. Built once per process ([`Context::new`]) and handed to each
-/// [`run`]; what a run learns (its caches, memo) starts afresh with the next one, and its
+/// [`controllers::run`]; what a run learns (its caches, memo) starts afresh with the next one, and its
 /// backoffs are its own (`run` makes them).
 pub struct Context {
     /// The management cluster (where the objects are) and the member clusters (where CIS is).
@@ -169,9 +165,24 @@ pub struct Context {
     /// What each member cluster's last sync placed.
     memo: std::sync::Mutex<plan::Memo>,
     /// What each member cluster's last sync wrote of the Ingresses.
-    ingresses: std::sync::Mutex<HashMap<String, ingress::Written>>,
+    ingresses: std::sync::Mutex<HashMap<String, Written>>,
     /// Wakes the member clusters' syncers.
-    wakers: Arc<syncers::Wakers>,
+    wakers: Arc<Wakers>,
+}
+
+/// What the last successful sync of a cluster's Ingresses wrote, from which inputs (`ingress`).
+#[derive(Clone, Default)]
+pub struct Written {
+    digest: u64,
+    faults: plan::Faults,
+}
+
+/// What wakes the syncers (`syncers`): a [`Notify`] per member cluster, and one for the
+/// supervisor.
+#[derive(Default)]
+pub struct Wakers {
+    by_cluster: std::sync::RwLock<HashMap<String, Arc<Notify>>>,
+    supervisor: Notify,
 }
 
 /// What tells a run to stop, shared by its controllers and syncers.
@@ -279,130 +290,6 @@ impl Context {
         let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry(cluster.to_string()).or_default().clone()
     }
-}
-
-/// Reconciles running at once per controller. Unbounded, a resync of 10,000 tickets opens a
-/// connection to the API per ticket; the API serialises writes anyway.
-const CONCURRENCY: u16 = 16;
-
-/// A cache of `api`, kept current by a watch, and the stream of the objects it takes in;
-/// every change that `concerns` the member clusters wakes the syncers.
-///
-/// NB: the controllers are driven by this stream and read this cache, so each object is
-/// watched and held once (a Loadbalancer with 2,000 pairs is 150 KB per change).
-fn cache<K>(
-    api: Api<K>,
-    wake: Arc<syncers::Wakers>,
-    mut concerns: impl FnMut(&K) -> bool + Send + 'static,
-) -> (Store<K>, impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static)
-where
-    K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
-{
-    let (reader, writer) = reflector::store();
-    let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
-        .default_backoff()
-        .touched_objects()
-        .inspect(move |changed| {
-            if changed.as_ref().map_or(true, &mut concerns) {
-                wake.wake_all();
-            }
-        });
-    (reader, changes)
-}
-
-/// Runs the controllers and one syncer per member cluster until `shutdown` resolves, then lets
-/// the reconciles and syncs under way finish, and returns: the caller joins it (on SIGTERM;
-/// with leader election, when the lease is lost, and runs it again once it is won back).
-///
-/// NB: one run at a time per context. A run lists afresh and forgets what the last one learned.
-/// NB: the syncers work from the caches and run after every change the caches take in, so the
-/// last sync always sees the last change: no stale view can have the last word.
-pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
-    let shutdown: Shutdown = shutdown.boxed().shared();
-    ctx.running.store(true, Ordering::Relaxed);
-    let mgmt = ctx.clusters.mgmt().clone();
-    let wake = ctx.wakers.clone();
-    let (tickets, ticket_changes) = cache(Api::all(mgmt.clone()), wake.clone(), tenant::placement_changes());
-    let (rules, rule_changes) = cache(Api::<Lbrule>::all(mgmt.clone()), wake.clone(), |_| true);
-    let (loadbalancers, lb_changes) = cache(Api::all(mgmt), wake, tenant::loadbalancer_changes());
-    ctx.begin(Caches { tickets: tickets.clone(), rules, loadbalancers: loadbalancers.clone() });
-    let rule_cache = rule_changes.take_until(shutdown.clone()).for_each(|_| async {});
-    let (listed, ledger_listed) = tokio::sync::watch::channel(false);
-    let ledger = addresses::follow(ctx.clone(), listed, shutdown.clone());
-    // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
-    // change is placement, which the syncers pick up from the caches.
-    let (reconcile, failed) = with_backoff(&ctx, lbticket::reconcile);
-    let ticket_run = Controller::for_stream(ticket_changes, tickets)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown.clone())
-        .run(reconcile, move |ticket, error, _| failed.retry_after(&ticket.name_any(), error), ctx.clone())
-        .for_each(|r| {
-            ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "ticket reconcile");
-            }
-            futures::future::ready(())
-        });
-    let (reconcile, failed) = with_backoff(&ctx, loadbalancer::reconcile);
-    let lb_run = Controller::for_stream(lb_changes, loadbalancers)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown.clone())
-        .run(reconcile, move |lb, error, _| failed.retry_after(&lb.name_any(), error), ctx.clone())
-        .for_each(|r| {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "load balancer reconcile");
-            }
-            futures::future::ready(())
-        });
-    let syncers = syncers::supervise(ctx.clone(), shutdown.clone());
-    let readback = readback::run(ctx.clone(), shutdown.clone());
-    let counters = addresses::count(ctx.clone(), shutdown.clone());
-    let caches = ctx.caches();
-    let synced = async { ctx.synced.store(caches.listed().await, Ordering::Relaxed) };
-    // NB: nothing is allocated, released or counted before the ledger holds every address,
-    // those of `status.ips` included.
-    let work = async {
-        if addresses::prepare(&ctx, ledger_listed, shutdown.clone()).await {
-            tracing::info!("reconciler started");
-            ctx.metrics.leading(true);
-            tokio::join!(ticket_run, lb_run, syncers, readback, counters, synced);
-        }
-    };
-    tokio::join!(rule_cache, ledger, work);
-    ctx.events_published().await;
-    ctx.synced.store(false, Ordering::Relaxed);
-    ctx.running.store(false, Ordering::Relaxed);
-    ctx.metrics.leading(false);
-    tracing::info!("reconciler stopped");
-}
-
-/// One reconcile, as a controller runs it.
-type Reconcile = BoxFuture<'static, Result<Action>>;
-
-/// A controller's `reconcile` as a run drives it, and the run's backoff for its error policy:
-/// a success forgets the object's failures, each failure waits longer. NB: the controller
-/// spawns each reconcile, so the run's planned crash (tests) is carried into it.
-fn with_backoff<K, Fut>(
-    ctx: &Context,
-    reconcile: fn(Arc<K>, Arc<Context>) -> Fut,
-) -> (impl FnMut(Arc<K>, Arc<Context>) -> Reconcile, Arc<Backoff>)
-where
-    K: kube::Resource + Send + Sync + 'static,
-    Fut: Future<Output = Result<Action>> + Send + 'static,
-{
-    let backoff = Arc::new(Backoff::new(ctx.config.retry_ceiling));
-    let counted = backoff.clone();
-    let reconcile = move |object: Arc<K>, ctx| {
-        let backoff = counted.clone();
-        let name = object.name_any();
-        crash::carried(async move {
-            let action = reconcile(object, ctx).await?;
-            backoff.succeeded(&name);
-            Ok(action)
-        })
-        .boxed()
-    };
-    (reconcile, backoff)
 }
 
 /// Runs one reconcile of `kind`, counted by result and timed for the metrics.

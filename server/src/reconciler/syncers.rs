@@ -8,14 +8,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tokio::sync::Notify;
 
-use super::{Context, Shutdown, measured, reachability, tenant};
-
-/// What wakes the syncers: a [`Notify`] per member cluster, and one for the supervisor.
-#[derive(Default)]
-pub struct Wakers {
-    by_cluster: std::sync::RwLock<HashMap<String, Arc<Notify>>>,
-    supervisor: Notify,
-}
+use super::{Context, Shutdown, Wakers, measured, reachability, tenant};
 
 impl Wakers {
     /// Wakes every syncer and the supervisor: something they read changed.

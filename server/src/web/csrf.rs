@@ -126,7 +126,7 @@ pub async fn same_origin_writes(State(site): State<SiteOrigin>, req: Request, ne
         fetch_site = %app::domain::policy::loggable(fetch_site.unwrap_or("-")),
         "refused a write that did not come from this site (behind a proxy, set --public-url to the address users type)"
     );
-    super::refuse(req, StatusCode::FORBIDDEN, &app::error::AppError::Forbidden(message.into())).await
+    super::refusal::refuse(req, StatusCode::FORBIDDEN, &app::error::AppError::Forbidden(message.into())).await
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@ mod bundle;
 mod csrf;
 mod headers;
 mod probes;
+mod refusal;
 
 pub use csrf::SiteOrigin;
 pub use headers::content_security_policy;
 pub use probes::{Probes, metrics_router};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -29,6 +29,7 @@ use app::ssr::session_store::SqlSessionStore;
 use app::ssr::throttle::SignInThrottle;
 use app::ssr::{AppState, SESSION_SEEN, SESSION_SINCE, SESSION_USER};
 use app::{App, shell};
+use refusal::refuse;
 
 /// How long sessions last: without a request (`idle`), and from sign-in (`lifetime`).
 #[derive(Clone, Copy, Debug)]
@@ -201,22 +202,6 @@ async fn current(guard: &Guard, session: &Session, user: &str) -> Option<Option<
         }
     }
     Some(locale)
-}
-
-/// Refuses `req` as a server function answers: the error as JSON, once its body is drained.
-async fn refuse(req: Request, status: StatusCode, error: &AppError) -> Response {
-    crate::net::drain(req.into_body()).await;
-    error_response(status, error)
-}
-
-/// A refusal as a server function answers it: the error as JSON.
-fn error_response(status: StatusCode, error: &AppError) -> Response {
-    let body = serde_json::to_string(error).unwrap_or_default();
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
-        .unwrap_or_else(|_| status.into_response())
 }
 
 fn urlencode(s: &str) -> String {

@@ -34,7 +34,7 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
         bigip_url: Some(lbdesk.bigip.1.clone()),
     };
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));
-    let run = tokio::spawn(reconciler::run(ctx.clone(), std::future::pending()));
+    let run = tokio::spawn(reconciler::controllers::run(ctx.clone(), std::future::pending()));
     // The load balancer the embedded clusters' CIS is configured for (README: its nsselector).
     let mut lb = loadbalancer("20.1.0.0/24", &[]);
     lb.spec.nsselector = [("cis".to_string(), "shared".to_string())].into();

@@ -25,7 +25,7 @@ async fn half_a_pair_is_given_back_and_the_ticket_gets_a_whole_one() {
         .expect("half a pair");
 
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(&lbdesk)));
-    let run = tokio::spawn(reconciler::run(ctx, std::future::pending()));
+    let run = tokio::spawn(reconciler::controllers::run(ctx, std::future::pending()));
     wait_phase(&w.tickets, "half", Phase::Enabled).await;
     assert_eq!(
         pairs(&w.lbs).await,

@@ -164,7 +164,7 @@ fn config(lbdesk: &Lbdesk) -> reconciler::Config {
 /// `crash`; the test aborts the task as a process dying would end.
 fn start_reconciler(lbdesk: &Lbdesk, driver: DriverClient, crash: Option<Arc<Crash>>) -> JoinHandle<()> {
     let ctx = reconciler::Context::new(lbdesk.clusters.clone(), driver, config(lbdesk));
-    let run = reconciler::run(Arc::new(ctx), std::future::pending());
+    let run = reconciler::controllers::run(Arc::new(ctx), std::future::pending());
     match crash {
         Some(crash) => tokio::spawn(crash.during(run)),
         None => tokio::spawn(run),
@@ -436,7 +436,7 @@ async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_conte
     for term in ["first", "second"] {
         // As a leader would: run while holding the lease, stop when it is lost, win it back.
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let run = tokio::spawn(reconciler::run(ctx.clone(), async move {
+        let run = tokio::spawn(reconciler::controllers::run(ctx.clone(), async move {
             let _ = stopped.await;
         }));
         w.tickets.create(&PostParams::default(), &ticket(term, None, false)).await.expect("ticket");

@@ -53,7 +53,7 @@ async fn an_unreachable_member_cluster_shows_on_its_load_balancers_and_requests(
     let parsed = app::ssr::clusters::parse_kubeconfig(&kubeconfig).expect("kubeconfig");
     let clusters = app::ssr::clusters::Clusters::from_kubeconfig(parsed, "mgmt").await.expect("clusters");
     let ctx = Arc::new(reconciler::Context::new(clusters, lbdesk.driver.clone(), config(&lbdesk)));
-    let run = tokio::spawn(reconciler::run(ctx.clone(), std::future::pending()));
+    let run = tokio::spawn(reconciler::controllers::run(ctx.clone(), std::future::pending()));
 
     w.lbs.create(&PostParams::default(), &far_lb()).await.expect("lb");
     let mut far = ticket("far-1", None, false);

@@ -58,7 +58,7 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
     // The new version starts, and a new request arrives at once.
     let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config(&lbdesk)));
     let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let run = tokio::spawn(reconciler::run(ctx, async move {
+    let run = tokio::spawn(reconciler::controllers::run(ctx, async move {
         let _ = stopped.await;
     }));
     w.tickets.create(&PostParams::default(), &ticket("new", None, false)).await.expect("ticket");
