@@ -177,6 +177,9 @@ pub const LOST_RACE: Words = Words("errors.lost_race");
 /// What a form loaded before someone else's edit is told: trying again cannot help.
 pub const STALE: Words = Words("errors.stale");
 
+/// What the log says of a write tried again after it lost a race.
+pub const LOST_RACE_AGAIN: &str = "the write lost a race on resourceVersion; trying again";
+
 /// Runs `write` again (six attempts in all) when it lost a race on `resourceVersion`
 /// ([`LOST_RACE`]; not a [`STALE`] form, which only a reload mends). Each
 /// attempt reads and checks afresh, so the rules hold against the object as it is.
@@ -192,6 +195,7 @@ where
     loop {
         match write().await {
             Err(AppError::Conflict(m)) if m == LOST_RACE && attempt < ATTEMPTS => {
+                tracing::debug!(attempt, "{LOST_RACE_AGAIN}");
                 let base = 20u64 << attempt;
                 let pause = base + rand::random_range(0..base);
                 tokio::time::sleep(std::time::Duration::from_millis(pause)).await;

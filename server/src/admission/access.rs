@@ -104,12 +104,7 @@ impl Admission {
         review: &Review,
         project: Option<String>,
     ) {
-        let action = match operation {
-            Operation::Create => "create",
-            Operation::Update => "update",
-            Operation::Delete => "delete",
-            Operation::Connect => return,
-        };
+        let Some(action) = super::action(operation) else { return };
         let entry = Entry {
             user: user.to_string(),
             via: self.via,

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use app::domain::crd::Lbticket;
 use app::ssr::caches::{Cached, Caches};
+use kube::core::admission::Operation;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -135,17 +136,38 @@ pub enum Caller {
     Unauthenticated,
 }
 
-/// A write under review, as each kind's checks read it.
-struct Review {
+/// A write to review, typed: what the embedded API hands admission in-process, and what a
+/// webhook's AdmissionReview is read into (`review`).
+pub struct Write<'a> {
+    /// The kind (`Lbticket`).
+    pub kind: &'a str,
+    pub operation: Operation,
+    /// Whether it writes the status subresource.
+    pub status: bool,
+    /// Who writes: the API server's word for the user (`userInfo.username`).
+    pub user: &'a str,
+    /// A dry run is reviewed, not recorded.
+    pub dry_run: bool,
+    pub review: Review,
+}
+
+/// The object a write changes, as each kind's checks read it.
+pub struct Review {
     /// The object's name (from the object when the request carries none).
-    name: String,
+    pub name: String,
     /// The object as it would be stored; none for a delete.
-    new: Option<Value>,
+    pub new: Option<Value>,
     /// The object as stored; none for a create.
-    old: Option<Value>,
+    pub old: Option<Value>,
 }
 
 impl Review {
+    /// The write of `new` over `old`, named by the objects.
+    pub fn of(new: Option<Value>, old: Option<Value>) -> Review {
+        let name = new.as_ref().or(old.as_ref()).and_then(|o| o["metadata"]["name"].as_str()).unwrap_or_default();
+        Review { name: name.to_string(), new, old }
+    }
+
     /// The object as it would be stored, typed.
     fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, Denial> {
         self.new.as_ref().map(typed).transpose()
@@ -154,6 +176,16 @@ impl Review {
     /// The object as stored, typed.
     fn before<K: DeserializeOwned>(&self) -> Result<Option<K>, Denial> {
         self.old.as_ref().map(typed).transpose()
+    }
+}
+
+/// What the audit log calls a write (a connect is not one).
+fn action(operation: &Operation) -> Option<&'static str> {
+    match operation {
+        Operation::Create => Some("create"),
+        Operation::Update => Some("update"),
+        Operation::Delete => Some("delete"),
+        Operation::Connect => None,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use app::domain::crd::{LABEL_LBTICKET, project_of};
 use app::ssr::audit::Entry;
+use kube::core::admission::Operation;
 use serde_json::Value;
 
 use super::Admission;
@@ -30,11 +31,12 @@ impl Admission {
         &self,
         cluster: &str,
         user: &str,
-        action: &str,
+        operation: &Operation,
         kind: &str,
         new: Option<&Value>,
         old: Option<&Value>,
     ) {
+        let Some(action) = super::action(operation) else { return };
         if user == self.own_user || !new.into_iter().chain(old).any(|o| owned(kind, o)) {
             return;
         }
@@ -56,7 +58,7 @@ impl Admission {
         let entry = Entry {
             user: user.to_string(),
             via: self.via,
-            action: action.to_string(),
+            action: action.into(),
             kind: kind.to_string(),
             name,
             project,

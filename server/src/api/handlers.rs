@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::admission::{Operation, admit};
+use super::admission::admit;
 use super::prepare::{fold_string_data, prepare_new};
 use super::resources::Kind;
 use super::selector::{FieldSelector, LabelSelector};
@@ -11,6 +11,7 @@ use super::shape::check_type;
 use super::status::ApiError;
 use super::store::{Change, Key, Row, parse_labels};
 use super::{Api, Call, Objects, object, respond, respond_json, table};
+use kube::core::admission::Operation;
 
 fn key<'a>(call: &'a Call, resource: &'a str, namespace: &'a str, name: &'a str) -> Key<'a> {
     Key { cluster: &call.cluster, resource, namespace, name }
