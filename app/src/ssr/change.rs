@@ -14,7 +14,7 @@ use super::guard::{Caller, Written, caller, not_found};
 use super::{kube_error, preview, refused};
 use crate::domain::access::Verb;
 use crate::domain::crd::{F5Ingress, Lbrule, Lbticket, LbticketSpec, Listener};
-use crate::domain::policy::{check_change, escaped};
+use crate::domain::policy::{View, check_change, escaped};
 use crate::error::AppError;
 use crate::i18n::t;
 use crate::wire::ServiceChoice;
@@ -192,24 +192,21 @@ async fn once(caller: &Caller, name: &str, loaded: Option<i64>, edit: &Edit) -> 
         .answer(edit.name().to_string()))
 }
 
-/// The checks of `before` becoming `after`, in order.
+/// The checks of `before` becoming `after`, in order: what the member cluster holds is read
+/// only when the change names Services or TLS Secrets it did not before.
 async fn checked(before: &Lbticket, after: &Lbticket, edit: &Edit) -> Result<(), AppError> {
     let name = before.metadata.name.as_deref().unwrap_or_default();
     let world = World::load().await?;
-    check_change(name, Some(before), after, &world.view()).map_err(refused)?;
     let cluster = world.cluster_of(after);
-    let added = new_backends(&before.spec, &after.spec);
-    if !added.is_empty() {
-        real_ports(&services(cluster, &after.spec.namespace).await?, added)?;
+    let namespace = &after.spec.namespace;
+    let mut held = Namespace::default();
+    if !new_backends(&before.spec, &after.spec).is_empty() {
+        held.services = services(cluster, namespace).await?;
     }
-    let secrets = new_secrets(&before.spec, &after.spec);
-    if !secrets.is_empty() {
-        let held = tls_secrets(cluster, &after.spec.namespace).await?;
-        if let Some(missing) = secrets.into_iter().find(|s| !held.contains(s)) {
-            let said = crate::tf!("errors.no_tls_secret", secret = escaped(&missing), namespace = after.spec.namespace);
-            return Err(AppError::invalid("tlsSecret", said));
-        }
+    if !new_secrets(&before.spec, &after.spec).is_empty() {
+        held.secrets = tls_secrets(cluster, namespace).await?;
     }
+    check(name, before, after, &world.view(), &held)?;
     // NB: a listener put is the change that can make the tenant's declaration one CIS refuses
     // (too large, or invalid); a removal only shrinks it.
     if let Edit::PutListener { .. } = edit {
@@ -217,6 +214,29 @@ async fn checked(before: &Lbticket, after: &Lbticket, edit: &Edit) -> Result<(),
         if let Err(why) = preview::render(&world, after, &rules)?.1 {
             return Err(AppError::Refused(crate::tf!("errors.as3_invalid", why = why)));
         }
+    }
+    Ok(())
+}
+
+/// What the request's namespace in its member cluster holds, as far as a change needs it.
+#[derive(Default)]
+struct Namespace {
+    services: Vec<ServiceChoice>,
+    secrets: Vec<String>,
+}
+
+/// The checks of request `name` going from `before` to `after` that read nothing but their
+/// arguments: the one check admission also makes, then the Services' ports and the TLS Secrets
+/// the change names anew, against what the namespace holds.
+fn check(name: &str, before: &Lbticket, after: &Lbticket, view: &View, held: &Namespace) -> Result<(), AppError> {
+    check_change(name, Some(before), after, view).map_err(refused)?;
+    let added = new_backends(&before.spec, &after.spec);
+    if !added.is_empty() {
+        real_ports(&held.services, added)?;
+    }
+    if let Some(missing) = new_secrets(&before.spec, &after.spec).into_iter().find(|s| !held.secrets.contains(s)) {
+        let said = crate::tf!("errors.no_tls_secret", secret = escaped(&missing), namespace = after.spec.namespace);
+        return Err(AppError::invalid("tlsSecret", said));
     }
     Ok(())
 }
@@ -270,11 +290,139 @@ fn new_secrets(old: &LbticketSpec, new: &LbticketSpec) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use crate::domain::crd::{Protocol, Session};
+    use crate::domain::crd::{
+        IngressRule, LABEL_PROJECT, LbType, LbticketStatus, Loadbalancer, LoadbalancerSpec, Phase, Protocol,
+        ServiceRef, Session,
+    };
 
     fn listener(name: &str, port: u16) -> Listener {
         Listener { name: name.into(), port, protocol: Protocol::Http, session: Session::None, services: vec![] }
+    }
+
+    fn to(service: &str, port: u16, weight: u32) -> ServiceRef {
+        ServiceRef { service: service.into(), port, weight }
+    }
+
+    /// Listener `name` on `port`, HTTP, to `services`.
+    fn on(name: &str, port: u16, services: Vec<ServiceRef>) -> Listener {
+        Listener { services, ..listener(name, port) }
+    }
+
+    /// F5 Ingress `name` with one route per `(path, service, port)`.
+    fn ingress(name: &str, routes: &[(&str, &str, u16)]) -> F5Ingress {
+        let route = |(path, service, port): &(&str, &str, u16)| IngressRule {
+            host: None,
+            path: path.to_string(),
+            service: service.to_string(),
+            port: *port,
+        };
+        F5Ingress { name: name.into(), rules: routes.iter().map(route).collect(), tls_secret: None }
+    }
+
+    /// Project a's Enabled request `name` for `lbtype` in namespace `web`, with `listeners` and
+    /// `ingresses`.
+    fn request(name: &str, lbtype: LbType, listeners: Vec<Listener>, ingresses: Vec<F5Ingress>) -> Lbticket {
+        let spec = LbticketSpec {
+            loadbalancer: "lb1".into(),
+            namespace: "web".into(),
+            lbtype,
+            listeners,
+            ingresses,
+            ..Default::default()
+        };
+        let mut t = Lbticket::new(name, spec);
+        t.metadata.labels = Some(BTreeMap::from([(LABEL_PROJECT.to_string(), "a".to_string())]));
+        t.status = Some(LbticketStatus { phase: Phase::Enabled, ..Default::default() });
+        t
+    }
+
+    /// What a save of `edit` to request `name` is told, as the form places it: request `shop`
+    /// has listener `web` on port 80 to Service `web-v1`; requests `gate` and `gate2` are for F5
+    /// Ingresses, `gate` with F5 Ingress `web` to Service `front`; namespace `web` has Services
+    /// web-v1, api, api-canary and front on 8080, ssh-gw on 2222 and dns on 8053, and no TLS
+    /// Secret.
+    fn saved(name: &str, edit: &Edit) -> Result<(), AppError> {
+        let tickets = [
+            request("shop", LbType::Listener, vec![on("web", 80, vec![to("web-v1", 8080, 100)])], vec![]),
+            request("gate", LbType::Ingress, vec![], vec![ingress("web", &[("/", "front", 8080)])]),
+            request("gate2", LbType::Ingress, vec![], vec![]),
+        ];
+        let mut lb = LoadbalancerSpec { cluster: "c1".into(), scope: vec!["a".into()], ..Default::default() };
+        (lb.ve.cidr, lb.ltm.cidr) = ("10.0.0.0/28".into(), "20.0.0.0/28".into());
+        let loadbalancers = [Loadbalancer::new("lb1", lb)];
+        let view = View { tickets: &tickets, loadbalancers: &loadbalancers, rules: &[], quotas: &[] };
+        let offered = |name: &str, port: u16| ServiceChoice { name: name.into(), ports: vec![port] };
+        let services =
+            vec![offered("web-v1", 8080), offered("api", 8080), offered("ssh-gw", 2222), offered("dns", 8053)];
+        let held = Namespace { services, secrets: vec![] };
+        let before = tickets.iter().find(|t| t.metadata.name.as_deref() == Some(name)).expect("a request").clone();
+        let mut after = before.clone();
+        let index = edit.apply(&mut after.spec)?;
+        check(name, &before, &after, &view, &held).map_err(|e| edit.said_of_form(e, index))
+    }
+
+    #[test]
+    fn every_listener_refusal_is_said_of_its_form_field() {
+        let add = |listener: Listener| Edit::PutListener { listener, editing: false };
+        let edit = |listener: Listener| Edit::PutListener { listener, editing: true };
+        let tcp = |l: Listener, session: Session| Listener { protocol: Protocol::Tcp, session, ..l };
+        let rows: Vec<(&str, &str, Edit, Option<&str>)> = vec![
+            ("a listener on a free Service and port", "shop", add(on("api", 81, vec![to("api", 8080, 100)])), None),
+            (
+                "weights adding up to 90",
+                "shop",
+                add(on("api", 81, vec![to("api", 8080, 60), to("api-canary", 8080, 30)])),
+                Some("services"),
+            ),
+            ("a port taken on the address", "shop", add(on("api", 80, vec![to("api", 8080, 100)])), Some("port")),
+            (
+                "a Service another listener uses",
+                "shop",
+                add(on("api", 81, vec![to("web-v1", 8080, 100)])),
+                Some("services[0].service"),
+            ),
+            (
+                "a port the Service does not have",
+                "shop",
+                add(on("api", 81, vec![to("api", 9999, 100)])),
+                Some("services[0].port"),
+            ),
+            (
+                "a Service the namespace does not have",
+                "shop",
+                add(on("api", 81, vec![to("nope", 80, 100)])),
+                Some("services[0].service"),
+            ),
+            ("a port changed on edit", "shop", edit(on("web", 8080, vec![to("web-v1", 8080, 100)])), Some("port")),
+            (
+                "a protocol changed on edit",
+                "shop",
+                edit(tcp(on("web", 80, vec![to("web-v1", 8080, 100)]), Session::None)),
+                Some("protocol"),
+            ),
+            (
+                "cookie persistence on TCP",
+                "shop",
+                add(tcp(on("ssh", 22, vec![to("ssh-gw", 2222, 100)]), Session::Cookie)),
+                Some("session"),
+            ),
+            (
+                "a listener on an address for F5 Ingresses",
+                "gate",
+                add(on("api", 81, vec![to("api", 8080, 100)])),
+                Some("listeners"),
+            ),
+        ];
+        for (what, ticket, edit, field) in rows {
+            match (saved(ticket, &edit), field) {
+                (Ok(()), None) => {}
+                (Err(e), Some(field)) => assert!(e.for_field(field).is_some(), "{what}: {e:?}, not beside {field}"),
+                (got, _) => panic!("{what}: {got:?}, want a refusal beside {field:?}"),
+            }
+        }
     }
 
     #[test]
@@ -293,6 +441,46 @@ mod tests {
         assert_eq!(Edit::RemoveListener("a".into()).apply(&mut spec), Ok(None));
         assert!(matches!(Edit::RemoveListener("a".into()).apply(&mut spec), Err(AppError::NotFound(_))));
         assert_eq!(spec.listeners, vec![listener("b", 82)]);
+    }
+
+    #[test]
+    fn every_f5_ingress_refusal_is_said_of_its_form_field() {
+        let add = |ingress: F5Ingress| Edit::PutIngress { ingress, editing: false };
+        let dns = ("/", "dns", 8053);
+        let secret = |i: F5Ingress| F5Ingress { tls_secret: Some("nope".into()), ..i };
+        let rows: Vec<(&str, &str, Edit, Option<&str>)> = vec![
+            ("an F5 Ingress on a free Service", "gate", add(ingress("web2", &[dns])), None),
+            ("an F5 Ingress on an address for listeners", "shop", add(ingress("web2", &[dns])), Some("ingresses")),
+            (
+                "a Service a listener uses",
+                "gate",
+                add(ingress("web2", &[("/", "web-v1", 8080)])),
+                Some("rules[0].service"),
+            ),
+            ("a name taken on the address", "gate", add(ingress("web", &[dns])), Some("name")),
+            ("a name taken in the namespace", "gate2", add(ingress("web", &[dns])), Some("name")),
+            (
+                "a port the Service does not have",
+                "gate",
+                add(ingress("web2", &[("/", "dns", 9999)])),
+                Some("rules[0].port"),
+            ),
+            ("a relative path", "gate", add(ingress("web2", &[dns, ("x", "dns", 8053)])), Some("rules[1].path")),
+            ("no route", "gate", add(ingress("web2", &[])), Some("rules")),
+            (
+                "a TLS Secret the namespace does not have",
+                "gate",
+                add(secret(ingress("web2", &[dns]))),
+                Some("tlsSecret"),
+            ),
+        ];
+        for (what, ticket, edit, field) in rows {
+            match (saved(ticket, &edit), field) {
+                (Ok(()), None) => {}
+                (Err(e), Some(field)) => assert!(e.for_field(field).is_some(), "{what}: {e:?}, not beside {field}"),
+                (got, _) => panic!("{what}: {got:?}, want a refusal beside {field:?}"),
+            }
+        }
     }
 
     #[test]
