@@ -33,6 +33,21 @@ macro_rules! on_both_databases {
     )*};
 }
 
+/// Runs one `async fn(Backend)` test on SQLite only: a test of what lbdesk does above its store
+/// (a screen's story, a rule's path). NB: what the store itself keeps (the embedded API's
+/// objects and events, sessions, accounts, the audit log, secrets) is tested on both databases.
+#[macro_export]
+macro_rules! on_sqlite {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn on_sqlite() {
+                super::$name($crate::helpers::Backend::Sqlite).await
+            }
+        }
+    )*};
+}
+
 /// A fresh, empty database for one test; the temporary directory lives as long as this.
 pub struct TestDb {
     pub url: String,

@@ -22,10 +22,10 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::{Backend, Lbdesk, until};
-use crate::on_both_databases;
+use crate::on_sqlite;
 use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
 
-on_both_databases!(an_ingress_is_saved_listed_and_carried_by_the_member_cluster);
+on_sqlite!(an_ingress_is_saved_listed_and_carried_by_the_member_cluster);
 
 fn route(host: Option<&str>, path: &str, service: &str, port: u16) -> IngressRule {
     IngressRule { host: host.map(String::from), path: path.into(), service: service.into(), port }

@@ -19,10 +19,10 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::{Backend, Lbdesk, until};
-use crate::on_both_databases;
+use crate::on_sqlite;
 use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
 
-on_both_databases!(a_listener_is_previewed_saved_and_carried_by_the_member_cluster);
+on_sqlite!(a_listener_is_previewed_saved_and_carried_by_the_member_cluster);
 
 fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
     ServiceRef { service: service.into(), port, weight }

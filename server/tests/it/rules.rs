@@ -14,10 +14,10 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::{Backend, Lbdesk, until};
-use crate::on_both_databases;
+use crate::on_sqlite;
 use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
 
-on_both_databases!(rules_are_added_reordered_and_carried_by_the_member_cluster);
+on_sqlite!(rules_are_added_reordered_and_carried_by_the_member_cluster);
 
 fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
     ServiceRef { service: service.into(), port, weight }

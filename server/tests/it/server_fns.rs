@@ -12,16 +12,20 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::helpers::{Backend, lb_form, spawn_lbdesk, until};
-use crate::on_both_databases;
 use crate::user::{User, ok, refused, save_lb, ticket, ticket_form, wait_phase, with_demo_lb};
+use crate::{on_both_databases, on_sqlite};
 
+// NB: the load balancer's credentials are kept in the store's Secrets: on both databases.
 on_both_databases!(
-    the_load_balancer_functions_are_for_admins_only,
     an_admin_saves_a_load_balancer_and_never_gets_a_secret_back,
+    a_refused_credential_leaves_no_load_balancer_behind
+);
+
+on_sqlite!(
+    the_load_balancer_functions_are_for_admins_only,
     a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted,
     ticket_actions_are_refused_outside_their_phase,
     a_tenant_reaches_nothing_of_another_project,
-    a_refused_credential_leaves_no_load_balancer_behind,
 );
 
 async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
