@@ -1,6 +1,7 @@
-//! The validating admission webhook (AdmissionReview v1) for Loadbalancer, Lbticket and
-//! Lbrule: the embedded API sends every create, update and delete of them here before storing,
-//! as a real API server calls it in cluster mode. One file per kind holds its checks, which are
+//! Admission of Loadbalancer, Lbticket and Lbrule writes (and of lbdesk's other kinds): the
+//! embedded API hands every create, update and delete of them here in-process, with the objects
+//! (`Admission::admit`), before storing; in cluster mode a real API server sends the same as an
+//! AdmissionReview v1 to the webhook (`Admission::review`). One file per kind holds its checks, which are
 //! the domain's (`app::domain::policy`): the same functions the screens and server functions
 //! use, so the three callers refuse with the same words. Before them, a write by anyone but
 //! lbdesk itself is authorized by the domain's one rule and, once allowed, audited (`access`);
