@@ -10,7 +10,7 @@ use app::domain::crd::Lbrule;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 
@@ -69,29 +69,19 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let ledger = addresses::follow(ctx.clone(), listed, shutdown.clone());
     // NB: a ticket's lifecycle follows the ticket alone. What rules and Loadbalancers
     // change is placement, which the syncers pick up from the caches.
-    let (reconcile, failed) = with_backoff(&ctx, lbticket::reconcile);
-    let ticket_run = Controller::for_stream(ticket_changes, tickets)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown.clone())
-        .run(reconcile, move |ticket, error, _| failed.retry_after(&ticket.name_any(), error), ctx.clone())
-        .for_each(|r| {
-            ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "ticket reconcile");
-            }
-            futures::future::ready(())
-        });
-    let (reconcile, failed) = with_backoff(&ctx, loadbalancer::reconcile);
-    let lb_run = Controller::for_stream(lb_changes, loadbalancers)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(shutdown.clone())
-        .run(reconcile, move |lb, error, _| failed.retry_after(&lb.name_any(), error), ctx.clone())
-        .for_each(|r| {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "load balancer reconcile");
-            }
-            futures::future::ready(())
-        });
+    let ticket_run = controller(&ctx, ticket_changes, tickets, lbticket::reconcile, &shutdown).for_each(|r| {
+        ctx.counters.reconciles.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = r {
+            tracing::debug!(error = %e, "ticket reconcile");
+        }
+        futures::future::ready(())
+    });
+    let lb_run = controller(&ctx, lb_changes, loadbalancers, loadbalancer::reconcile, &shutdown).for_each(|r| {
+        if let Err(e) = r {
+            tracing::debug!(error = %e, "load balancer reconcile");
+        }
+        futures::future::ready(())
+    });
     let syncers = syncers::supervise(ctx.clone(), shutdown.clone());
     let readback = readback::run(ctx.clone(), shutdown.clone());
     let counters = addresses::count(ctx.clone(), shutdown.clone());
@@ -112,6 +102,26 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     ctx.running.store(false, Ordering::Relaxed);
     ctx.metrics.leading(false);
     tracing::info!("reconciler stopped");
+}
+
+/// The reconciles of `K`: a controller driven by `changes` over `cache`, each object's failures
+/// backing off, until `shutdown`; each item says how one reconcile ended.
+fn controller<K, Fut>(
+    ctx: &Arc<Context>,
+    changes: impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    cache: Store<K>,
+    reconcile: fn(Arc<K>, Arc<Context>) -> Fut,
+    shutdown: &Shutdown,
+) -> impl futures::Stream<Item = Result<(ObjectRef<K>, Action), controller::Error<super::Error, watcher::Error>>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action>> + Send + 'static,
+{
+    let (reconcile, failed) = with_backoff(ctx, reconcile);
+    Controller::for_stream(changes, cache)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown.clone())
+        .run(reconcile, move |object, error, _| failed.retry_after(&object.name_any(), error), ctx.clone())
 }
 
 /// One reconcile, as a controller runs it.
