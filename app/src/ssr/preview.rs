@@ -12,7 +12,7 @@ use similar::{ChangeTag, TextDiff};
 use super::address::{World, project_of};
 use super::kube_error;
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_content, validate_posted};
+use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_tenant};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
@@ -45,12 +45,10 @@ pub fn render(
             Err(_) if grows(world, &lb, &rendered) => Err(too_large(&rendered.adc)),
             _ => match within_share(world, &lb, changed, &rendered) {
                 Err(why) => Err(why),
-                Ok(()) => {
-                    match validate_content(&rendered.adc, &rendered.origins).and_then(|()| validate_posted(&rendered)) {
-                        Ok(()) => Ok(rendered),
-                        Err(faults) => Err(said_to(name, &faults)),
-                    }
-                }
+                Ok(()) => match validate_tenant(&rendered) {
+                    Ok(()) => Ok(rendered),
+                    Err(faults) => Err(said_to(name, &faults)),
+                },
             },
         },
     };

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use app::domain::as3::placement::{self, Placement};
-use app::domain::as3::validate::{validate, validate_posted};
+use app::domain::as3::validate::{fits, validate_tenant};
 use app::domain::as3::{self, RuleInput, TicketInput};
 use app::domain::crd::LoadbalancerSpec;
 
@@ -80,7 +80,7 @@ pub fn plan(tenant: &Tenant, deployed: Option<&str>, last: Option<&Placed>, dige
     // NB: what is deployed was validated before it was written.
     let write = (deployed != Some(template.as_str())).then_some(template);
     if write.is_some()
-        && let Err(found) = validate(&rendered).and_then(|()| validate_posted(&rendered))
+        && let Err(found) = fits(&rendered.adc).map_err(|f| vec![f]).and_then(|()| validate_tenant(&rendered))
     {
         return held(&found);
     }

@@ -8,7 +8,7 @@ use app::components::preview::{DiffLine, Preview};
 use app::domain::as3::names;
 use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
 use app::domain::crd::{
-    Lbrule, LbruleSpec, Lbticket, Operator, Phase, Protocol, RuleCondition, RuleType, RuleValue, ServiceRef,
+    LbType, Lbrule, LbruleSpec, Lbticket, Operator, Phase, Protocol, RuleCondition, RuleType, RuleValue, ServiceRef,
 };
 use app::error::AppError;
 use app::screens::listeners::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm};
@@ -140,6 +140,12 @@ async fn listener_refusals_reach_their_fields_and_a_ruled_listener_stays() {
         let error = refused(save(f).await, StatusCode::BAD_REQUEST).await;
         assert!(error.for_field(field).is_some(), "{what}: {error:?}");
     }
+
+    // Not on an address for F5 Ingresses: the page says why before anyone tries.
+    let ingress = app::screens::tickets::TicketForm { lbtype: LbType::Ingress, ..ticket_form("gate", "team-a", "") };
+    ok::<String>(alice.json("ticket/save", json!({"form": ingress})).await).await;
+    wait_phase(&alice, "gate", Phase::Enabled).await;
+    assert!(choices(&alice, "gate", "").await.add.is_some_and(|r| r.contains("F5 Ingress")));
 
     // Not deleted while a rule is on it; the page says why before anyone tries.
     let rules: Api<Lbrule> = Api::all(lbdesk.client("mgmt").await);

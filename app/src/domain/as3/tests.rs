@@ -163,7 +163,7 @@ fn a_tenant_named_like_an_adc_key_is_refused() {
 #[cfg(feature = "ssr")]
 mod validation {
     use super::*;
-    use crate::domain::as3::validate::{validate, validate_adc, validate_posted};
+    use crate::domain::as3::validate::{validate, validate_adc, validate_posted, validate_tenant};
     use crate::domain::crd::MAX_DECLARATION_BYTES;
 
     #[test]
@@ -182,6 +182,21 @@ mod validation {
             validate(&rendered).unwrap_or_else(|f| panic!("{protocol:?}: {f:?}"));
             validate_posted(&rendered).unwrap_or_else(|f| panic!("{protocol:?}: {f:?}"));
         }
+    }
+
+    #[test]
+    fn a_tenant_that_passed_is_remembered_and_one_that_failed_is_checked_each_time() {
+        let (lb, ticket, rule) = seed();
+        let rendered = render_seed(&lb, &ticket, &rule).expect("renders");
+        let without = Rendered { adc: rendered.adc.replace(r#","shareNodes":true"#, ""), ..rendered.clone() };
+        for _ in 0..2 {
+            validate_tenant(&rendered).expect("the seed passes, first checked, then remembered");
+            let faults = validate_tenant(&without).expect_err("never remembered as passed");
+            assert!(faults[0].message.contains("shareNodes"), "{faults:?}");
+        }
+        // The tenant is part of what is remembered: the same bytes under another name are checked.
+        let renamed = Rendered { tenant: format!("{}x", rendered.tenant), ..rendered.clone() };
+        assert!(validate_tenant(&renamed).is_err(), "checked again: the declaration holds no tenant of that name");
     }
 
     #[test]
