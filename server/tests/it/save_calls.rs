@@ -28,7 +28,7 @@ async fn save(alice: &User, url: &str, id: &str, form: &ListenerForm) -> String 
 }
 
 /// The calls the Kubernetes client made for request `id`, and how many times the save tried.
-/// NB: a status the reconciler writes during a save (the read-back of BIG-IP, at any time) makes
+/// NB: a status the reconciler writes during a save (it may write one at any moment) makes
 /// the write lose its race on `resourceVersion` and go again, by design: the calls are counted
 /// per attempt.
 fn calls(capture: &Capture, id: &str) -> (Vec<String>, usize) {
@@ -36,7 +36,7 @@ fn calls(capture: &Capture, id: &str) -> (Vec<String>, usize) {
     let text = capture.text();
     let lines = || text.lines().filter(|l| l.contains(&tag));
     let made = lines().filter(|l| l.ends_with("requesting")).map(String::from).collect();
-    (made, 1 + lines().filter(|l| l.ends_with(app::ssr::LOST_RACE_AGAIN)).count())
+    (made, 1 + lines().filter(|l| l.contains(app::ssr::LOST_RACE_AGAIN)).count())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
