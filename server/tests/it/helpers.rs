@@ -19,18 +19,7 @@ pub enum Backend {
 /// Runs one `async fn(Backend)` test on SQLite and on PostgreSQL.
 #[macro_export]
 macro_rules! on_both_databases {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn on_sqlite() {
-                super::$name($crate::helpers::Backend::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn on_postgres() {
-                super::$name($crate::helpers::Backend::Postgres).await
-            }
-        }
-    )*};
+    ($($name:ident),* $(,)?) => {$( $crate::on_databases!($name: on_sqlite Sqlite, on_postgres Postgres); )*};
 }
 
 /// Runs one `async fn(Backend)` test on SQLite only: a test of what lbdesk does above its store
@@ -38,14 +27,20 @@ macro_rules! on_both_databases {
 /// objects and events, sessions, accounts, the audit log, secrets) is tested on both databases.
 #[macro_export]
 macro_rules! on_sqlite {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
+    ($($name:ident),* $(,)?) => {$( $crate::on_databases!($name: on_sqlite Sqlite); )*};
+}
+
+/// Test `$name` as a module of one test per database: `on_sqlite`, `on_postgres`.
+#[macro_export]
+macro_rules! on_databases {
+    ($name:ident: $($test:ident $backend:ident),*) => {
+        mod $name {$(
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn on_sqlite() {
-                super::$name($crate::helpers::Backend::Sqlite).await
+            async fn $test() {
+                super::$name($crate::helpers::Backend::$backend).await
             }
-        }
-    )*};
+        )*}
+    };
 }
 
 /// A fresh, empty database for one test; the temporary directory lives as long as this.
