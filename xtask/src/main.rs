@@ -5,8 +5,10 @@
 //!   release bundle's size, unit, integration (SQLite and PostgreSQL) and end-to-end in
 //!   headless Chromium.
 //!
-//! Also `cargo xtask build [--release]` (the site and the binary), `cargo xtask sizes` (the release
-//! bundle's first load per page, chunks and total, against their limits) and `cargo xtask setup`.
+//! Also `cargo xtask site` (the browser's half of `test`: its lints and the release site it
+//! tests), `cargo xtask build [--release]` (the site and the binary), `cargo xtask sizes` (the
+//! release bundle's first load per page, chunks and total, against their limits) and
+//! `cargo xtask setup`.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 mod bundle;
+mod test;
 
 /// The exact wasm-bindgen the workspace pins; the CLI must match it.
 pub(crate) const WASM_BINDGEN: &str = "0.2.130";
@@ -29,14 +32,15 @@ fn main() -> ExitCode {
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&rest),
-        Some("test") => test(),
+        Some("test") => test::run(),
+        Some("site") => test::site(),
         Some("build") => setup(false).and_then(|_| build(Profile::from_flags(&rest)).map(|_| ())),
         Some("setup") => setup(true),
         Some("sizes") => setup(false).and_then(|_| check_bundle_size()),
         Some("instructions") => instructions(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <run [serve options…] | test | build [--release] | sizes | setup | instructions>"
+                "usage: cargo xtask <run [serve options…] | test | site | build [--release] | sizes | setup | instructions>"
             );
             return ExitCode::from(2);
         }
@@ -229,82 +233,10 @@ fn run(serve_args: &[&str]) -> Result {
     sh(&root(), &bin.to_string_lossy(), &args, &[])
 }
 
-/// `cargo xtask test`: every test, from formatting to the browser.
-fn test() -> Result {
-    let root = root();
-    let started = Instant::now();
-    setup(true)?;
-    step("format");
-    sh(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
-    step("lints of the browser code (wasm)");
-    sh(&root, "cargo", &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--", "-D", "warnings"], &[])?;
-    // NB: the release bundle the size check measures is the one the browser tests load: what
-    // ships is what is tested (the server beside it is a debug build, quicker to compile and
-    // rendering the same pages). It is built by rustc, not by clippy's driver: the driver turns
-    // MIR optimisations off, and its bundle differs (1.8 KB smaller, measured).
-    step("browser bundle sizes (release)");
-    let site = site_dir();
-    let _ = std::fs::remove_dir_all(&site);
-    bundle::check_sizes(&bundle::build(Profile::Release, &site.join("pkg"))?)?;
-    finish_site(&site, Profile::Release)?;
-    let pg_url = start_postgres()?;
-    step("dropping the test databases earlier runs left");
-    let dropped = drop_test_databases()?;
-    if dropped > 0 {
-        eprintln!("dropped {dropped} databases earlier test runs left");
-    }
-    // NB: the server side's lints ride on the build the tests need anyway (clippy's driver lints
-    // and compiles): `cargo clippy` would first check every crate again, about 200 s of a fresh
-    // clone's run (docs/perf.md).
-    let lints = lints()?;
-    let lints: Vec<(&str, &str)> = lints.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    step("server side: lint and compile every target, benchmarks included");
-    sh(&root, "cargo", &["test", "--workspace", "--exclude", "frontend", "--all-targets", "--no-run"], &lints)?;
-    step("unit and integration tests (SQLite and PostgreSQL)");
-    // NB: six at a time on two cores: the integration tests mostly wait (on the reconciler, on
-    // timers); measured 48 s instead of about 100 s, four runs in a row without a failure.
-    sh(
-        &root,
-        "cargo",
-        &["test", "--workspace", "--exclude", "frontend", "--", "--test-threads=6"],
-        &[&lints[..], &[("LBDESK_TEST_POSTGRES_URL", pg_url.as_str())]].concat(),
-    )?;
-    drop_test_databases()?;
-    // NB: the server the end-to-end tests run is the one `cargo test` just built for the
-    // integration tests (`CARGO_BIN_EXE_lbdesk`, the workspace's features): `cargo build -p
-    // server` would resolve the server's features alone and compile some 60 crates again (56 s
-    // on a fresh clone).
-    let bin = target_dir().join("debug").join("lbdesk");
-    if !bin.exists() {
-        return Err(format!("{} is missing: the integration tests build it", bin.display()));
-    }
-    step("end-to-end tests in headless Chromium, on the release bundle");
-    let bin_arg = bin.to_string_lossy().into_owned();
-    sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
-    step("done");
-    eprintln!("\nall tests passed in {:.0?}", started.elapsed());
-    Ok(())
-}
-
 /// Fails when the release browser bundle, gzipped as a server would send it, is over a limit.
 fn check_bundle_size() -> Result {
     step("browser bundle sizes (release)");
     bundle::check_sizes(&bundle::build(Profile::Release, &target_dir().join("bundle-size"))?)
-}
-
-/// The environment under which cargo compiles the workspace's own crates with clippy's driver,
-/// which lints them (warnings denied) and compiles them as rustc does, MIR optimisations off;
-/// dependencies are compiled as usual. It is what `cargo clippy` sets, on any cargo command.
-/// NB: the same environment for every command of a run, or cargo compiles the crates again.
-fn lints() -> Result<Vec<(&'static str, String)>> {
-    let driver = output("rustup", &["which", "clippy-driver"])
-        .map(|p| p.trim().to_string())
-        .filter(|p| Path::new(p).exists())
-        .ok_or("clippy is not installed (rustup component add clippy)")?;
-    Ok(vec![
-        ("RUSTC_WORKSPACE_WRAPPER", driver),
-        ("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".into()),
-    ])
 }
 
 /// A PostgreSQL server binary of the newest installed major version.
@@ -313,99 +245,6 @@ fn pg_bin(name: &str) -> Option<PathBuf> {
         std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path()).collect();
     versions.sort();
     versions.into_iter().rev().map(|v| v.join("bin").join(name)).find(|p| p.exists())
-}
-
-/// Starts a throw-away PostgreSQL on loopback (unless one already answers there) and returns its URL.
-fn start_postgres() -> Result<String> {
-    let url = format!("postgres://postgres@127.0.0.1:{PG_PORT}/postgres");
-    let ready = pg_bin("pg_isready").ok_or("PostgreSQL is not installed")?;
-    let is_up = || {
-        Command::new(&ready)
-            .args(["-q", "-h", "127.0.0.1", "-p", &PG_PORT.to_string()])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if is_up() {
-        return Ok(url);
-    }
-    step(&format!("starting PostgreSQL for the tests on 127.0.0.1:{PG_PORT}"));
-    let data = env::temp_dir().join("lbdesk-test-pg");
-    let data_arg = data.to_string_lossy().into_owned();
-    // NB: PostgreSQL refuses to run as root; as root, run it as the `postgres` user.
-    let as_pg = |program: PathBuf, args: Vec<String>| -> Result {
-        let program = program.to_string_lossy().into_owned();
-        if is_root() {
-            let mut all = vec!["-u".to_string(), "postgres".to_string(), "--".to_string(), program];
-            all.extend(args);
-            let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-            sh(&env::temp_dir(), "runuser", &refs, &[])
-        } else {
-            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            sh(&env::temp_dir(), &program, &refs, &[])
-        }
-    };
-    if !data.join("PG_VERSION").exists() {
-        let _ = std::fs::remove_dir_all(&data);
-        std::fs::create_dir_all(&data).map_err(|e| format!("could not create {data_arg}: {e}"))?;
-        if is_root() {
-            sh(&env::temp_dir(), "chown", &["postgres:postgres", &data_arg], &[])?;
-        }
-        let initdb = pg_bin("initdb").ok_or("initdb is missing")?;
-        as_pg(
-            initdb,
-            vec![
-                "-D".into(),
-                data_arg.clone(),
-                "-U".into(),
-                "postgres".into(),
-                "--auth=trust".into(),
-                "-E".into(),
-                "UTF8".into(),
-            ],
-        )?;
-    }
-    let pg_ctl = pg_bin("pg_ctl").ok_or("pg_ctl is missing")?;
-    let options = format!(
-        "-c listen_addresses=127.0.0.1 -p {PG_PORT} -k {} -c fsync=off -c max_connections=200",
-        env::temp_dir().display()
-    );
-    let log = data.join("server.log").to_string_lossy().into_owned();
-    as_pg(pg_ctl, vec!["-D".into(), data_arg, "-l".into(), log, "-o".into(), options, "-w".into(), "start".into()])?;
-    if is_up() { Ok(url) } else { Err("PostgreSQL did not start".into()) }
-}
-
-/// Drops the databases the integration tests made on the throw-away PostgreSQL (each test makes
-/// its own, `lbdesk_t_…`, and cannot drop it while its lbdesk still holds connections): left
-/// behind, runs added up to 2,636 databases and 22 GB. Returns how many were dropped.
-fn drop_test_databases() -> Result<usize> {
-    use std::io::Write;
-    let psql = pg_bin("psql").ok_or("psql is missing")?;
-    let port = PG_PORT.to_string();
-    let connect = ["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", "postgres", "-Atq"];
-    let query = r"SELECT datname FROM pg_database WHERE datname LIKE 'lbdesk\_t\_%'";
-    let psql_name = psql.to_string_lossy().into_owned();
-    let names =
-        output(&psql_name, &[&connect[..], &["-c", query]].concat()).ok_or("could not list the test databases")?;
-    let names: Vec<&str> = names.lines().filter(|n| !n.is_empty()).collect();
-    if names.is_empty() {
-        return Ok(0);
-    }
-    // NB: one statement per line, each in its own transaction (DROP DATABASE refuses a block).
-    let script: String = names.iter().map(|n| format!("DROP DATABASE IF EXISTS \"{n}\" WITH (FORCE);\n")).collect();
-    let mut child = Command::new(&psql)
-        .args(connect)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("could not start psql: {e}"))?;
-    child
-        .stdin
-        .take()
-        .ok_or("psql took no input")?
-        .write_all(script.as_bytes())
-        .map_err(|e| format!("could not write to psql: {e}"))?;
-    let status = child.wait().map_err(|e| format!("psql: {e}"))?;
-    if status.success() { Ok(names.len()) } else { Err(format!("dropping the test databases failed ({status})")) }
 }
 
 /// `cargo xtask instructions`: instructions per call of each benchmarked function and of its

@@ -1,0 +1,248 @@
+//! `cargo xtask test`: every test, from formatting to the browser; and `cargo xtask site`, the
+//! browser's half of it, which the test command runs beside the server's build.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use crate::{
+    PG_PORT, Profile, Result, WASM_TARGET, bundle, finish_site, is_root, output, pg_bin, root, setup, sh, site_dir,
+    step, target_dir,
+};
+
+/// `cargo xtask test`: every test, from formatting to the browser.
+pub fn run() -> Result {
+    let root = root();
+    let started = Instant::now();
+    setup(true)?;
+    step("format");
+    sh(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
+    // NB: the browser's half (its lints, the release bundle, its sizes) runs beside the server's
+    // build: either alone leaves a core idle for long stretches (the bundle's link-time
+    // optimisation and the main module's wasm-opt run on one core, the server's links too). They
+    // build under different profiles (`wasm-release`, `dev`), so neither waits on the other's
+    // lock in `target/`.
+    let browser = Beside::start("site", &target_dir().join("site.log"))?;
+    let pg_url = start_postgres()?;
+    step("dropping the test databases earlier runs left");
+    let dropped = drop_test_databases()?;
+    if dropped > 0 {
+        eprintln!("dropped {dropped} databases earlier test runs left");
+    }
+    // NB: the server side's lints ride on the build the tests need anyway (clippy's driver lints
+    // and compiles): `cargo clippy` would first check every crate again, about 200 s of a fresh
+    // clone's run (docs/perf.md).
+    let lints = lints()?;
+    let lints: Vec<(&str, &str)> = lints.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    step("server side: lint and compile every target, benchmarks included");
+    sh(&root, "cargo", &["test", "--workspace", "--exclude", "frontend", "--all-targets", "--no-run"], &lints)?;
+    step("waiting for the browser's half (`cargo xtask site`): its output follows");
+    browser.finish()?;
+    step("unit and integration tests (SQLite and PostgreSQL)");
+    // NB: six at a time on two cores: the integration tests mostly wait (on the reconciler, on
+    // timers); measured 48 s instead of about 100 s, four runs in a row without a failure.
+    sh(
+        &root,
+        "cargo",
+        &["test", "--workspace", "--exclude", "frontend", "--", "--test-threads=6"],
+        &[&lints[..], &[("LBDESK_TEST_POSTGRES_URL", pg_url.as_str())]].concat(),
+    )?;
+    drop_test_databases()?;
+    // NB: the server the end-to-end tests run is the one `cargo test` just built for the
+    // integration tests (`CARGO_BIN_EXE_lbdesk`, the workspace's features): `cargo build -p
+    // server` would resolve the server's features alone and compile some 60 crates again (56 s
+    // on a fresh clone).
+    let bin = target_dir().join("debug").join("lbdesk");
+    if !bin.exists() {
+        return Err(format!("{} is missing: the integration tests build it", bin.display()));
+    }
+    step("end-to-end tests in headless Chromium, on the release bundle");
+    let bin_arg = bin.to_string_lossy().into_owned();
+    sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
+    step("done");
+    eprintln!("\nall tests passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// `cargo xtask site`: the browser code's lints, then the release site (bundle, stylesheet, static
+/// files) the size check measures and the browser tests load: what ships is what is tested.
+pub fn site() -> Result {
+    let root = root();
+    setup(false)?;
+    step("lints of the browser code (wasm)");
+    // NB: under the bundle's profile, so the lints and the build share their macros and build
+    // scripts, and stay clear of the server's build.
+    sh(
+        &root,
+        "cargo",
+        &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--profile", "wasm-release", "--", "-D", "warnings"],
+        &[],
+    )?;
+    // NB: built by rustc, not by clippy's driver: the driver turns MIR optimisations off, and its
+    // bundle differs from the one that ships (1.8 KB smaller, measured).
+    let site = site_dir();
+    let _ = std::fs::remove_dir_all(&site);
+    let bundle = bundle::build(Profile::Release, &site.join("pkg"))?;
+    step("browser bundle sizes (release)");
+    bundle::check_sizes(&bundle)?;
+    finish_site(&site, Profile::Release)?;
+    step("done");
+    Ok(())
+}
+
+/// An xtask command running beside this one, its output kept in a log until it is waited for.
+struct Beside {
+    child: Child,
+    command: String,
+    log: PathBuf,
+}
+
+impl Beside {
+    fn start(command: &str, log: &Path) -> Result<Beside> {
+        let exe = env::current_exe().map_err(|e| format!("could not find the xtask: {e}"))?;
+        let file = std::fs::File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| format!("could not open {}: {e}", log.display()))?;
+        // NB: a process group of its own, so that stopping it stops the cargo and the tools it runs.
+        let child = std::os::unix::process::CommandExt::process_group(
+            Command::new(exe).arg(command).current_dir(root()).stdin(Stdio::null()).stdout(file).stderr(err),
+            0,
+        )
+        .spawn()
+        .map_err(|e| format!("could not start `cargo xtask {command}`: {e}"))?;
+        Ok(Beside { child, command: command.to_string(), log: log.to_path_buf() })
+    }
+
+    /// Waits for it to end, shows its output, and fails if it failed.
+    fn finish(mut self) -> Result {
+        let status = self.child.wait().map_err(|e| format!("`cargo xtask {}`: {e}", self.command))?;
+        eprint!("{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`cargo xtask {}` failed ({status}); its output is above and in {}",
+                self.command,
+                self.log.display()
+            ))
+        }
+    }
+}
+
+impl Drop for Beside {
+    /// Stops it if this command ends first (a failure of its own).
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill").args(["--", &format!("-{}", self.child.id())]).status();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The environment under which cargo compiles the workspace's own crates with clippy's driver,
+/// which lints them (warnings denied) and compiles them as rustc does, MIR optimisations off;
+/// dependencies are compiled as usual. It is what `cargo clippy` sets, on any cargo command.
+/// NB: the same environment for every command of a run, or cargo compiles the crates again.
+fn lints() -> Result<Vec<(&'static str, String)>> {
+    let driver = output("rustup", &["which", "clippy-driver"])
+        .map(|p| p.trim().to_string())
+        .filter(|p| Path::new(p).exists())
+        .ok_or("clippy is not installed (rustup component add clippy)")?;
+    Ok(vec![
+        ("RUSTC_WORKSPACE_WRAPPER", driver),
+        ("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".into()),
+    ])
+}
+
+/// Starts a throw-away PostgreSQL on loopback (unless one already answers there) and returns its URL.
+fn start_postgres() -> Result<String> {
+    let url = format!("postgres://postgres@127.0.0.1:{PG_PORT}/postgres");
+    let ready = pg_bin("pg_isready").ok_or("PostgreSQL is not installed")?;
+    let is_up = || {
+        Command::new(&ready)
+            .args(["-q", "-h", "127.0.0.1", "-p", &PG_PORT.to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if is_up() {
+        return Ok(url);
+    }
+    step(&format!("starting PostgreSQL for the tests on 127.0.0.1:{PG_PORT}"));
+    let data = env::temp_dir().join("lbdesk-test-pg");
+    let data_arg = data.to_string_lossy().into_owned();
+    // NB: PostgreSQL refuses to run as root; as root, run it as the `postgres` user.
+    let as_pg = |program: PathBuf, args: Vec<String>| -> Result {
+        let program = program.to_string_lossy().into_owned();
+        if is_root() {
+            let mut all = vec!["-u".to_string(), "postgres".to_string(), "--".to_string(), program];
+            all.extend(args);
+            let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+            sh(&env::temp_dir(), "runuser", &refs, &[])
+        } else {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            sh(&env::temp_dir(), &program, &refs, &[])
+        }
+    };
+    if !data.join("PG_VERSION").exists() {
+        let _ = std::fs::remove_dir_all(&data);
+        std::fs::create_dir_all(&data).map_err(|e| format!("could not create {data_arg}: {e}"))?;
+        if is_root() {
+            sh(&env::temp_dir(), "chown", &["postgres:postgres", &data_arg], &[])?;
+        }
+        let initdb = pg_bin("initdb").ok_or("initdb is missing")?;
+        as_pg(
+            initdb,
+            vec![
+                "-D".into(),
+                data_arg.clone(),
+                "-U".into(),
+                "postgres".into(),
+                "--auth=trust".into(),
+                "-E".into(),
+                "UTF8".into(),
+            ],
+        )?;
+    }
+    let pg_ctl = pg_bin("pg_ctl").ok_or("pg_ctl is missing")?;
+    let options = format!(
+        "-c listen_addresses=127.0.0.1 -p {PG_PORT} -k {} -c fsync=off -c max_connections=200",
+        env::temp_dir().display()
+    );
+    let log = data.join("server.log").to_string_lossy().into_owned();
+    as_pg(pg_ctl, vec!["-D".into(), data_arg, "-l".into(), log, "-o".into(), options, "-w".into(), "start".into()])?;
+    if is_up() { Ok(url) } else { Err("PostgreSQL did not start".into()) }
+}
+
+/// Drops the databases the integration tests made on the throw-away PostgreSQL (each test makes
+/// its own, `lbdesk_t_…`, and cannot drop it while its lbdesk still holds connections): left
+/// behind, runs added up to 2,636 databases and 22 GB. Returns how many were dropped.
+fn drop_test_databases() -> Result<usize> {
+    use std::io::Write;
+    let psql = pg_bin("psql").ok_or("psql is missing")?;
+    let port = PG_PORT.to_string();
+    let connect = ["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", "postgres", "-Atq"];
+    let query = r"SELECT datname FROM pg_database WHERE datname LIKE 'lbdesk\_t\_%'";
+    let psql_name = psql.to_string_lossy().into_owned();
+    let names =
+        output(&psql_name, &[&connect[..], &["-c", query]].concat()).ok_or("could not list the test databases")?;
+    let names: Vec<&str> = names.lines().filter(|n| !n.is_empty()).collect();
+    if names.is_empty() {
+        return Ok(0);
+    }
+    // NB: one statement per line, each in its own transaction (DROP DATABASE refuses a block).
+    let script: String = names.iter().map(|n| format!("DROP DATABASE IF EXISTS \"{n}\" WITH (FORCE);\n")).collect();
+    let mut child = Command::new(&psql)
+        .args(connect)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("could not start psql: {e}"))?;
+    child
+        .stdin
+        .take()
+        .ok_or("psql took no input")?
+        .write_all(script.as_bytes())
+        .map_err(|e| format!("could not write to psql: {e}"))?;
+    let status = child.wait().map_err(|e| format!("psql: {e}"))?;
+    if status.success() { Ok(names.len()) } else { Err(format!("dropping the test databases failed ({status})")) }
+}
