@@ -5,10 +5,8 @@
 //!   release bundle's size, unit, integration (SQLite and PostgreSQL) and end-to-end in
 //!   headless Chromium.
 //!
-//! Also `cargo xtask site` (the browser's half of `test`: its lints and the release site it
-//! tests), `cargo xtask build [--release]` (the site and the binary), `cargo xtask sizes` (the
-//! release bundle's first load per page, chunks and total, against their limits) and
-//! `cargo xtask setup`.
+//! Also `cargo xtask build [--release]` (the site and the binary), `cargo xtask sizes` (the release
+//! bundle's first load per page, chunks and total, against their limits) and `cargo xtask setup`.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -33,14 +31,13 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&rest),
         Some("test") => test::run(),
-        Some("site") => test::site(),
         Some("build") => setup(false).and_then(|_| build(Profile::from_flags(&rest)).map(|_| ())),
         Some("setup") => setup(true),
         Some("sizes") => setup(false).and_then(|_| check_bundle_size()),
         Some("instructions") => instructions(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <run [serve options…] | test | site | build [--release] | sizes | setup | instructions>"
+                "usage: cargo xtask <run [serve options…] | test | build [--release] | sizes | setup | instructions>"
             );
             return ExitCode::from(2);
         }

@@ -1,9 +1,9 @@
-//! `cargo xtask test`: every test, from formatting to the browser; and `cargo xtask site`, the
-//! browser's half of it, which the test command runs beside the server's build.
+//! `cargo xtask test`: every test, from formatting to the browser, and what it needs: the
+//! release site, the lints riding on the builds, a throw-away PostgreSQL.
 
 use std::env;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::{
@@ -18,12 +18,10 @@ pub fn run() -> Result {
     setup(true)?;
     step("format");
     sh(&root, "cargo", &["fmt", "--all", "--check"], &[])?;
-    // NB: the browser's half (its lints, the release bundle, its sizes) runs beside the server's
-    // build: either alone leaves a core idle for long stretches (the bundle's link-time
-    // optimisation and the main module's wasm-opt run on one core, the server's links too). They
-    // build under different profiles (`wasm-release`, `dev`), so neither waits on the other's
-    // lock in `target/`.
-    let browser = Beside::start("site", &target_dir().join("site.log"))?;
+    // NB: the browser's half first, then the server's, one after the other. Run side by side
+    // (each in its own profile's directory of `target/`), a fresh clone's two builds took 745 s
+    // instead of 666 s one after the other, with 300 CPU-s more (docs/perf.md).
+    browser_site()?;
     let pg_url = start_postgres()?;
     step("dropping the test databases earlier runs left");
     let dropped = drop_test_databases()?;
@@ -35,19 +33,23 @@ pub fn run() -> Result {
     // clone's run (docs/perf.md).
     let lints = lints()?;
     let lints: Vec<(&str, &str)> = lints.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // NB: the xtask apart: built with the workspace, 21 of its dependencies take the workspace's
+    // features and are compiled a second time, the heaviest at opt-level 3 (wasmparser 41 s, the
+    // splitter 30 s, gimli 9 s, brotli 7 s by `cargo build --timings`); alone, they are the ones
+    // `cargo xtask` was built with.
+    let server = ["test", "--workspace", "--exclude", "frontend", "--exclude", "xtask"];
     step("server side: lint and compile every target, benchmarks included");
-    sh(&root, "cargo", &["test", "--workspace", "--exclude", "frontend", "--all-targets", "--no-run"], &lints)?;
-    step("waiting for the browser's half (`cargo xtask site`): its output follows");
-    browser.finish()?;
-    step("unit and integration tests (SQLite and PostgreSQL)");
+    sh(&root, "cargo", &[&server[..], &["--all-targets", "--no-run"]].concat(), &lints)?;
+    step("unit and integration tests (SQLite and PostgreSQL), then the xtask's");
     // NB: six at a time on two cores: the integration tests mostly wait (on the reconciler, on
     // timers); measured 48 s instead of about 100 s, four runs in a row without a failure.
     sh(
         &root,
         "cargo",
-        &["test", "--workspace", "--exclude", "frontend", "--", "--test-threads=6"],
+        &[&server[..], &["--", "--test-threads=6"]].concat(),
         &[&lints[..], &[("LBDESK_TEST_POSTGRES_URL", pg_url.as_str())]].concat(),
     )?;
+    sh(&root, "cargo", &["test", "-p", "xtask"], &lints)?;
     drop_test_databases()?;
     // NB: the server the end-to-end tests run is the one `cargo test` just built for the
     // integration tests (`CARGO_BIN_EXE_lbdesk`, the workspace's features): `cargo build -p
@@ -65,20 +67,11 @@ pub fn run() -> Result {
     Ok(())
 }
 
-/// `cargo xtask site`: the browser code's lints, then the release site (bundle, stylesheet, static
-/// files) the size check measures and the browser tests load: what ships is what is tested.
-pub fn site() -> Result {
-    let root = root();
-    setup(false)?;
+/// The browser code's lints, then the release site (bundle, stylesheet, static files) the size
+/// check measures and the browser tests load: what ships is what is tested.
+fn browser_site() -> Result {
     step("lints of the browser code (wasm)");
-    // NB: under the bundle's profile, so the lints and the build share their macros and build
-    // scripts, and stay clear of the server's build.
-    sh(
-        &root,
-        "cargo",
-        &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--profile", "wasm-release", "--", "-D", "warnings"],
-        &[],
-    )?;
+    sh(&root(), "cargo", &["clippy", "-p", "frontend", "--target", WASM_TARGET, "--", "-D", "warnings"], &[])?;
     // NB: built by rustc, not by clippy's driver: the driver turns MIR optimisations off, and its
     // bundle differs from the one that ships (1.8 KB smaller, measured).
     let site = site_dir();
@@ -86,57 +79,7 @@ pub fn site() -> Result {
     let bundle = bundle::build(Profile::Release, &site.join("pkg"))?;
     step("browser bundle sizes (release)");
     bundle::check_sizes(&bundle)?;
-    finish_site(&site, Profile::Release)?;
-    step("done");
-    Ok(())
-}
-
-/// An xtask command running beside this one, its output kept in a log until it is waited for.
-struct Beside {
-    child: Child,
-    command: String,
-    log: PathBuf,
-}
-
-impl Beside {
-    fn start(command: &str, log: &Path) -> Result<Beside> {
-        let exe = env::current_exe().map_err(|e| format!("could not find the xtask: {e}"))?;
-        let file = std::fs::File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
-        let err = file.try_clone().map_err(|e| format!("could not open {}: {e}", log.display()))?;
-        // NB: a process group of its own, so that stopping it stops the cargo and the tools it runs.
-        let child = std::os::unix::process::CommandExt::process_group(
-            Command::new(exe).arg(command).current_dir(root()).stdin(Stdio::null()).stdout(file).stderr(err),
-            0,
-        )
-        .spawn()
-        .map_err(|e| format!("could not start `cargo xtask {command}`: {e}"))?;
-        Ok(Beside { child, command: command.to_string(), log: log.to_path_buf() })
-    }
-
-    /// Waits for it to end, shows its output, and fails if it failed.
-    fn finish(mut self) -> Result {
-        let status = self.child.wait().map_err(|e| format!("`cargo xtask {}`: {e}", self.command))?;
-        eprint!("{}", std::fs::read_to_string(&self.log).unwrap_or_default());
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "`cargo xtask {}` failed ({status}); its output is above and in {}",
-                self.command,
-                self.log.display()
-            ))
-        }
-    }
-}
-
-impl Drop for Beside {
-    /// Stops it if this command ends first (a failure of its own).
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = Command::new("kill").args(["--", &format!("-{}", self.child.id())]).status();
-            let _ = self.child.wait();
-        }
-    }
+    finish_site(&site, Profile::Release)
 }
 
 /// The environment under which cargo compiles the workspace's own crates with clippy's driver,

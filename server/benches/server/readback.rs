@@ -3,7 +3,7 @@
 //! The answers BIG-IP would send are made once as bytes (the tenant's declaration, its task
 //! list, 500 pools' member statistics); each cycle parses them as the client does, judges every
 //! listener against what CIS posts, reads every pool's members and builds each ticket's status.
-//! Run: `cargo bench -p server --bench readback`.
+//! Run: `cargo bench -p server --bench server -- readback`.
 
 use std::time::{Duration, Instant};
 
@@ -76,7 +76,7 @@ fn stats(pool: &str) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&json!({"kind": "tm:ltm:pool:members:memberscollectionstats", "entries": entries}))
 }
 
-fn main() -> anyhow::Result<()> {
+pub fn run() -> anyhow::Result<()> {
     let specs: Vec<(String, LbticketSpec)> = (0..TICKETS).map(|t| (format!("t{t}"), spec(t))).collect();
     let expected = posted(&specs)?;
     let declaration =

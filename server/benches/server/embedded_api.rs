@@ -1,7 +1,7 @@
 //! The embedded API's cost, against the same operations done directly through sqlx on the same
-//! SQLite file. Run: `cargo bench -p server --bench embedded_api` (prints the figures).
+//! SQLite file. Run: `cargo bench -p server --bench server -- embedded_api` (prints the figures).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,7 +41,7 @@ fn ticket(i: usize) -> Lbticket {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = common::args(dir.path())?;
     let server = Server::build(args).await.expect("lbdesk starts");

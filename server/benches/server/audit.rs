@@ -4,11 +4,9 @@
 //! whole server, as an admin and as a tenant; then the retention purge of a tenth of them.
 //! SQLite always; PostgreSQL too when `LBDESK_TEST_POSTGRES_URL` names a server where the user
 //! may create a database (as `cargo xtask test` sets it).
-//! Run: `cargo bench -p server --bench audit`.
+//! Run: `cargo bench -p server --bench server -- audit`.
 
-// NB: this benchmark reads the database, not the embedded API: the shared client goes unused.
-#[allow(dead_code)]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -163,7 +161,7 @@ async fn through_the_server(dir: &std::path::Path) -> anyhow::Result<()> {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let now = app::ssr::audit::micros(time::OffsetDateTime::now_utc());
     let dir = tempfile::tempdir().context("no temporary directory")?;
     println!("SQLite, {ENTRIES} entries, pages of {PAGE}, {} rounds each:", common::ROUNDS);

@@ -2,9 +2,9 @@
 //! requests created at once, the driver simulator answering at once. Prints how long they take
 //! to be Enabled (allocations a second), that none Failed and none holds an address twice, the
 //! largest object written (the Loadbalancer and an address object), and ticket create → Enabled
-//! with 1,000 pairs held and with 20,000. Run: `cargo bench -p server --bench allocation`.
+//! with 1,000 pairs held and with 20,000. Run: `cargo bench -p server --bench server -- allocation`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -134,7 +134,7 @@ async fn largest(mgmt: &Client) -> anyhow::Result<(usize, usize)> {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
     let (_, mgmt, _) = common::embedded(dir.path()).await?;
     let lb: Loadbalancer = serde_json::from_value(json!({

@@ -2,9 +2,9 @@
 //! tenant, from the page's save until the member cluster's ConfigMap carries it, on a quiet
 //! cluster and while alice's tenant on the same cluster is held back (a rule written with the
 //! admin token makes it too large for its ConfigMap). Target: the same p50 within 1.5×.
-//! Run: `cargo bench -p server --bench isolation`.
+//! Run: `cargo bench -p server --bench server -- isolation`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ use serde_json::json;
 const ROUNDS: usize = 20;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
     let (url, mgmt, member) = common::embedded(dir.path()).await?;
 

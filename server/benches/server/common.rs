@@ -56,7 +56,6 @@ pub async fn client(kubeconfig: &serde_json::Value, cluster: &str) -> anyhow::Re
 
 /// A browser session of demo user `user` (password `<user>-demo`) on the web UI at `url`,
 /// signed in; its writes say they come from the site's own pages (the cross-site check).
-#[allow(dead_code)] // NB: not every benchmark signs in.
 pub async fn signed_in(url: &str, user: &str) -> anyhow::Result<reqwest::Client> {
     let same_origin = [(reqwest::header::ORIGIN, reqwest::header::HeaderValue::from_str(url)?)];
     let browser =
@@ -76,7 +75,6 @@ pub const ROUNDS: usize = 50;
 
 /// Prints p50, p95 and max of `ROUNDS` runs of `f` (which returns how many `unit`s it read) and
 /// returns the p50.
-#[allow(dead_code)] // NB: not every benchmark times its steps this way.
 pub async fn measure<F, Fut>(what: &str, unit: &str, mut f: F) -> anyhow::Result<Duration>
 where
     F: FnMut() -> Fut,
@@ -100,7 +98,6 @@ where
 }
 
 /// Polls `check` every 5 ms until it holds, or fails naming `what` after `seconds`.
-#[allow(dead_code)] // NB: not every benchmark waits for the reconciler.
 pub async fn wait<F, Fut>(what: &str, seconds: u64, mut check: F) -> anyhow::Result<()>
 where
     F: FnMut() -> Fut,
@@ -117,7 +114,6 @@ where
 }
 
 /// Prints p50, p95 and max of `times` (measured apart) against `target`.
-#[allow(dead_code)] // NB: not every benchmark times a round trip through the reconciler.
 pub fn report(what: &str, mut times: Vec<Duration>, target: &str) {
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -133,7 +129,6 @@ pub fn report(what: &str, mut times: Vec<Duration>, target: &str) {
 /// lbdesk in embedded mode, its reconciler and driver simulator running, served from this
 /// process for as long as it runs: its URL and clients of the management cluster and of
 /// acp-region01.
-#[allow(dead_code)] // NB: not every benchmark needs the whole server.
 pub async fn embedded(dir: &Path) -> anyhow::Result<(String, Client, Client)> {
     let args = ServeArgs { no_reconciler: false, ..args(dir)? };
     let server = server::serve::Server::build(args).await.context("lbdesk did not start")?;
@@ -144,7 +139,6 @@ pub async fn embedded(dir: &Path) -> anyhow::Result<(String, Client, Client)> {
 }
 
 /// Calls server function `path` with `args` as the signed-in `browser`; its answer's body.
-#[allow(dead_code)] // NB: not every benchmark calls server functions.
 pub async fn call(browser: &reqwest::Client, url: &str, path: &str, args: serde_json::Value) -> anyhow::Result<String> {
     let res = browser.post(format!("{url}/api/{path}")).json(&args).send().await?;
     let status = res.status();

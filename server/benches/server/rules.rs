@@ -3,9 +3,9 @@
 //! Measures the listener's rules page (its data and the whole server-side rendered page), the
 //! AS3 preview of a rule (render, validate, diff), and a rule save until the member cluster's
 //! ConfigMap carries it.
-//! Run: `cargo bench -p server --bench rules`.
+//! Run: `cargo bench -p server --bench server -- rules`.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 
@@ -29,7 +29,7 @@ fn rule(i: usize, value: &str) -> Value {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
     let (url, mgmt, member) = common::embedded(dir.path()).await?;
 

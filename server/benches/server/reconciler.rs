@@ -1,9 +1,9 @@
 //! The reconciler at size: 10,000 Enabled tickets over 200 namespaces and 5 tenants (500 of
 //! them with a listener), the simulator answering at once. Prints: a full resync with nothing
 //! changed (time, writes), ticket create → its ConfigMap written (p50, p99 over 200), and the
-//! resident memory. Run: `cargo bench -p server --bench reconciler`.
+//! resident memory. Run: `cargo bench -p server --bench server -- reconciler`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -83,7 +83,7 @@ async fn settle(ctx: &reconciler::Context, n: u64) {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = common::args(dir.path())?;
     let server = Server::build(args).await.expect("lbdesk starts");

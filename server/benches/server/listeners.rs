@@ -3,9 +3,9 @@
 //! Measures the listener list as the page reads it (a page of addresses, and all of them), the
 //! AS3 preview of a change in a 500-listener tenant (render, validate, diff against the deployed
 //! ConfigMap), and a listener save until the member cluster's ConfigMap carries it.
-//! Run: `cargo bench -p server --bench listeners`.
+//! Run: `cargo bench -p server --bench server -- listeners`.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 
@@ -23,7 +23,7 @@ const LISTENERS: usize = 5;
 const NAMESPACE: &str = "team-a";
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
     let (url, mgmt, member) = common::embedded(dir.path()).await?;
 

@@ -1,9 +1,9 @@
 //! Server-side render of the address-request list with 1,000 requests in the project: the
 //! whole `/tickets` page (session, the list from the embedded API, HTML) as a browser gets it,
 //! against the server function alone (the same list as JSON) and a bare list through kube-rs.
-//! Run: `cargo bench -p server --bench screens`.
+//! Run: `cargo bench -p server --bench server -- screens`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use server::serve::Server;
 const TICKETS: usize = 1_000;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
     let server = Server::build(common::args(dir.path())?).await.context("lbdesk did not start")?;
     let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
