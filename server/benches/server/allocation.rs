@@ -7,8 +7,6 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
@@ -56,25 +54,15 @@ fn ticket(name: &str) -> Lbticket {
 
 /// Creates `from..to` with `WRITERS` clients at once.
 async fn create_all(tickets: &Api<Lbticket>, from: usize, to: usize) -> anyhow::Result<()> {
-    let next = Arc::new(AtomicUsize::new(from));
-    let writers: Vec<_> = (0..WRITERS)
-        .map(|_| {
-            let (api, next) = (tickets.clone(), next.clone());
-            tokio::spawn(async move {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= to {
-                        return anyhow::Ok(());
-                    }
-                    api.create(&PostParams::default(), &ticket(&format!("r-{i:05}"))).await.context("create")?;
-                }
-            })
-        })
-        .collect();
-    for w in writers {
-        w.await??;
-    }
-    Ok(())
+    let tickets = tickets.clone();
+    common::spread(WRITERS, from..to, move |i| {
+        let api = tickets.clone();
+        async move {
+            api.create(&PostParams::default(), &ticket(&format!("r-{i:05}"))).await.context("create")?;
+            Ok(())
+        }
+    })
+    .await
 }
 
 /// How many requests are Enabled and how many Failed (with the first failure's message).

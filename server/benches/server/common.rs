@@ -146,3 +146,31 @@ pub async fn call(browser: &reqwest::Client, url: &str, path: &str, args: serde_
     anyhow::ensure!(status.is_success(), "{path}: {status}: {}", &body[..body.len().min(300)]);
     Ok(body)
 }
+
+/// Runs `work(i)` for every `i` in `range` on `writers` tasks at once, each taking the next `i`
+/// when it is done with one (what many clients writing at once do); the first error ends it.
+pub async fn spread<F, Fut>(writers: usize, range: std::ops::Range<usize>, work: F) -> anyhow::Result<()>
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(range.start));
+    let tasks: Vec<_> = (0..writers)
+        .map(|_| {
+            let (next, work) = (next.clone(), work.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if i >= range.end {
+                        return anyhow::Ok(());
+                    }
+                    work(i).await?;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await??;
+    }
+    Ok(())
+}

@@ -53,56 +53,40 @@ pub async fn run() -> anyhow::Result<()> {
     println!("embedded API on SQLite, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
 
     // 1. Create 10,000 Lbtickets, 8 writers.
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let mut writers = Vec::new();
-    for _ in 0..WRITERS {
-        let (api, next) = (tickets.clone(), next.clone());
-        writers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= TICKETS {
-                    break;
-                }
-                api.create(&PostParams::default(), &ticket(i)).await.expect("create");
-            }
-        }));
-    }
-    for w in writers {
-        w.await.expect("writer");
-    }
+    let api = tickets.clone();
+    common::spread(WRITERS, 0..TICKETS, move |i| {
+        let api = api.clone();
+        async move {
+            api.create(&PostParams::default(), &ticket(i)).await.expect("create");
+            Ok(())
+        }
+    })
+    .await?;
     let api_create = started.elapsed();
     sqlx::query("CREATE TABLE bench_direct (name TEXT PRIMARY KEY, labels TEXT NOT NULL, body TEXT NOT NULL)")
         .execute(&pool)
         .await
         .expect("table");
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let mut writers = Vec::new();
-    for _ in 0..WRITERS {
-        let (pool, next) = (pool.clone(), next.clone());
-        writers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= TICKETS {
-                    break;
-                }
-                let t = ticket(i);
-                let labels = serde_json::to_string(&t.metadata.labels).expect("labels");
-                let body = serde_json::to_string(&t).expect("body");
-                sqlx::query("INSERT INTO bench_direct (name, labels, body) VALUES ($1, $2, $3)")
-                    .bind(format!("bench-{i:05}"))
-                    .bind(labels)
-                    .bind(body)
-                    .execute(&pool)
-                    .await
-                    .expect("insert");
-            }
-        }));
-    }
-    for w in writers {
-        w.await.expect("writer");
-    }
+    let writer_pool = pool.clone();
+    common::spread(WRITERS, 0..TICKETS, move |i| {
+        let pool = writer_pool.clone();
+        async move {
+            let t = ticket(i);
+            let labels = serde_json::to_string(&t.metadata.labels).expect("labels");
+            let body = serde_json::to_string(&t).expect("body");
+            sqlx::query("INSERT INTO bench_direct (name, labels, body) VALUES ($1, $2, $3)")
+                .bind(format!("bench-{i:05}"))
+                .bind(labels)
+                .bind(body)
+                .execute(&pool)
+                .await
+                .expect("insert");
+            Ok(())
+        }
+    })
+    .await?;
     let direct_create = started.elapsed();
     // The same storage work as an API server's create, directly: one writer at a time, a
     // transaction that checks the name, stores the object and logs the event.
@@ -115,55 +99,47 @@ pub async fn run() -> anyhow::Result<()> {
         .await
         .expect("table");
     let sequence = Arc::new(tokio::sync::Mutex::new(0i64));
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let mut writers = Vec::new();
-    for _ in 0..WRITERS {
-        let (pool, next, sequence) = (pool.clone(), next.clone(), sequence.clone());
-        writers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= TICKETS {
-                    break;
-                }
-                let t = ticket(i);
-                let (name, labels, body) = (
-                    format!("bench-{i:05}"),
-                    serde_json::to_string(&t.metadata.labels).expect("labels"),
-                    serde_json::to_string(&t).expect("body"),
-                );
-                let mut last = sequence.lock().await;
-                let exists: Option<(String,)> = sqlx::query_as("SELECT body FROM bench_objects WHERE name = $1")
-                    .bind(&name)
-                    .fetch_optional(&pool)
-                    .await
-                    .expect("get");
-                assert!(exists.is_none());
-                let rv = *last + 1;
-                let mut tx = pool.begin().await.expect("begin");
-                sqlx::query("INSERT INTO bench_objects (name, rv, labels, body) VALUES ($1, $2, $3, $4)")
-                    .bind(&name)
-                    .bind(rv)
-                    .bind(&labels)
-                    .bind(&body)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("insert");
-                sqlx::query("INSERT INTO bench_events (rv, name, body) VALUES ($1, $2, $3)")
-                    .bind(rv)
-                    .bind(&name)
-                    .bind(&body)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("event");
-                tx.commit().await.expect("commit");
-                *last = rv;
-            }
-        }));
-    }
-    for w in writers {
-        w.await.expect("writer");
-    }
+    let writer_pool = pool.clone();
+    common::spread(WRITERS, 0..TICKETS, move |i| {
+        let (pool, sequence) = (writer_pool.clone(), sequence.clone());
+        async move {
+            let t = ticket(i);
+            let (name, labels, body) = (
+                format!("bench-{i:05}"),
+                serde_json::to_string(&t.metadata.labels).expect("labels"),
+                serde_json::to_string(&t).expect("body"),
+            );
+            let mut last = sequence.lock().await;
+            let exists: Option<(String,)> = sqlx::query_as("SELECT body FROM bench_objects WHERE name = $1")
+                .bind(&name)
+                .fetch_optional(&pool)
+                .await
+                .expect("get");
+            assert!(exists.is_none());
+            let rv = *last + 1;
+            let mut tx = pool.begin().await.expect("begin");
+            sqlx::query("INSERT INTO bench_objects (name, rv, labels, body) VALUES ($1, $2, $3, $4)")
+                .bind(&name)
+                .bind(rv)
+                .bind(&labels)
+                .bind(&body)
+                .execute(&mut *tx)
+                .await
+                .expect("insert");
+            sqlx::query("INSERT INTO bench_events (rv, name, body) VALUES ($1, $2, $3)")
+                .bind(rv)
+                .bind(&name)
+                .bind(&body)
+                .execute(&mut *tx)
+                .await
+                .expect("event");
+            tx.commit().await.expect("commit");
+            *last = rv;
+            Ok(())
+        }
+    })
+    .await?;
     let direct_store = started.elapsed();
     println!(
         "create {TICKETS} Lbtickets ({WRITERS} writers): API {:.2} s ({:.0}/s, {:.3} ms each); sqlx bare INSERT {:.2} s (ratio {:.2}); sqlx with the API server's storage work (name check, object, event, one writer) {:.2} s (ratio {:.2})",

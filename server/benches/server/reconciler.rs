@@ -6,9 +6,10 @@
 use crate::common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use app::domain::crd::{
     BondState, DriverState, HistoryEntry, IpPair, Lbticket, LbticketSpec, LbticketStatus, Listener, Loadbalancer,
     LoadbalancerStatus, Phase, PolicyStatus, Protocol, ServiceRef, Session,
@@ -119,50 +120,42 @@ pub async fn run() -> anyhow::Result<()> {
     // NB: statuses are lbdesk's alone to write: the tickets' and load balancers' are written as
     // lbdesk.
     let tickets: Api<Lbticket> = Api::all(clusters.mgmt().clone());
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut writers = Vec::new();
-    for _ in 0..8 {
-        let (api, next) = (tickets.clone(), next.clone());
-        writers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= TICKETS {
-                    break;
-                }
-                let (lb, k) = (i % TENANTS + 1, i / TENANTS);
-                let name = format!("t-{i:05}");
-                let (veip, ltmip) = addresses(lb, k);
-                let spec = LbticketSpec {
-                    claimer: "alice".into(),
-                    loadbalancer: format!("lb-{lb}"),
-                    namespace: format!("ns-{:03}", i % NAMESPACES),
-                    listeners: if k < WITH_LISTENER { listener(&name) } else { vec![] },
-                    ..Default::default()
-                };
-                api.create(&PostParams::default(), &Lbticket::new(&name, spec)).await.expect("ticket");
-                let status = LbticketStatus {
+    let writer = tickets.clone();
+    common::spread(8, 0..TICKETS, move |i| {
+        let api = writer.clone();
+        async move {
+            let (lb, k) = (i % TENANTS + 1, i / TENANTS);
+            let name = format!("t-{i:05}");
+            let (veip, ltmip) = addresses(lb, k);
+            let spec = LbticketSpec {
+                claimer: "alice".into(),
+                loadbalancer: format!("lb-{lb}"),
+                namespace: format!("ns-{:03}", i % NAMESPACES),
+                listeners: if k < WITH_LISTENER { listener(&name) } else { vec![] },
+                ..Default::default()
+            };
+            api.create(&PostParams::default(), &Lbticket::new(&name, spec)).await.context("ticket")?;
+            let status = LbticketStatus {
+                phase: Phase::Enabled,
+                veip: Some(veip),
+                ltmip: Some(ltmip),
+                policy: Some(PolicyStatus { record_id: format!("{name}-1"), state: Some(DriverState::Succ) }),
+                observed_generation: Some(1),
+                history: vec![HistoryEntry {
                     phase: Phase::Enabled,
-                    veip: Some(veip),
-                    ltmip: Some(ltmip),
-                    policy: Some(PolicyStatus { record_id: format!("{name}-1"), state: Some(DriverState::Succ) }),
-                    observed_generation: Some(1),
-                    history: vec![HistoryEntry {
-                        phase: Phase::Enabled,
-                        at: "2026-01-01T00:00:00Z".into(),
-                        message: String::new(),
-                        by: "lbdesk".into(),
-                    }],
-                    ..Default::default()
-                };
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": status})))
-                    .await
-                    .expect("status");
-            }
-        }));
-    }
-    for w in writers {
-        w.await.expect("writer");
-    }
+                    at: "2026-01-01T00:00:00Z".into(),
+                    message: String::new(),
+                    by: "lbdesk".into(),
+                }],
+                ..Default::default()
+            };
+            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": status})))
+                .await
+                .context("status")?;
+            Ok(())
+        }
+    })
+    .await?;
     for t in 1..=TENANTS {
         let mut lb = lbs.get(&format!("lb-{t}")).await.expect("lb");
         let ips: Vec<IpPair> = (0..TICKETS / TENANTS)
