@@ -90,13 +90,30 @@ fn step(what: &str) {
 
 /// Runs a command in `dir`, failing with its name when it fails.
 fn sh(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
-    let status = Command::new(program)
+    let mut command = Command::new(program);
+    // NB: without what `cargo run` told the xtask of its own package: see `set_by_cargo_run`.
+    for (name, _) in std::env::vars_os() {
+        if set_by_cargo_run(&name.to_string_lossy()) {
+            command.env_remove(&name);
+        }
+    }
+    let status = command
         .args(args)
         .envs(envs.iter().copied())
         .current_dir(dir)
         .status()
         .map_err(|e| format!("could not start {program}: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
+}
+
+/// Whether `name` is a variable `cargo run` sets for the package it runs (the xtask's own). Build
+/// scripts (ring's, and every one built with `cc`) ask to run again when `CARGO_MANIFEST_DIR` or
+/// a `CARGO_PKG_…` changes, so a cargo started by the xtask with them set rebuilt ring and the 14
+/// crates above it after any cargo command typed in a shell, and the other way round.
+fn set_by_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE"]
+            .contains(&name)
 }
 
 /// The standard output of a command, if it ran and succeeded.
@@ -317,4 +334,20 @@ fn callgrind_per_call(text: &str) -> Vec<(String, u64)> {
         .filter_map(|(id, (n, cost))| names.get(&id).map(|name| (name.clone(), cost / n)))
         .filter(|(name, _)| !name.ends_with("'2"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_by_cargo_run;
+
+    #[test]
+    fn only_what_cargo_run_says_of_the_xtask_is_left_out_of_the_commands() {
+        for name in ["CARGO_PKG_NAME", "CARGO_PKG_VERSION_MAJOR", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH"] {
+            assert!(set_by_cargo_run(name), "{name}");
+        }
+        // What configures cargo and the tools it runs stays.
+        for name in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO", "RUSTUP_TOOLCHAIN", "PATH", "CC", "CARGO_PKG"] {
+            assert!(!set_by_cargo_run(name), "{name}");
+        }
+    }
 }
