@@ -15,7 +15,6 @@ use anyhow::{Context, ensure};
 use app::ssr::audit::{Cursor, Filter, PAGE, Projects};
 use app::ssr::db::Db;
 use serde_json::json;
-use server::serve::Server;
 
 const ENTRIES: usize = 100_000;
 const USERS: usize = 50;
@@ -144,9 +143,7 @@ async fn purge(db: &Db, now: i64) -> anyhow::Result<()> {
 /// `/api/audit/list` through the whole server (session, guard, query, JSON) on the filled
 /// SQLite database in `dir`.
 async fn through_the_server(dir: &std::path::Path) -> anyhow::Result<()> {
-    let server = Server::build(common::args(dir)?).await.context("lbdesk did not start")?;
-    let url = server.url.clone();
-    tokio::spawn(server.run_until(std::future::pending()));
+    let url = common::start(common::args(dir)?).await?.url;
     for user in ["admin", "alice"] {
         let browser = common::signed_in(&url, user).await?;
         common::measure(&format!("POST /api/audit/list as {user}, first page"), "rows", || async {

@@ -5,8 +5,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use app::ssr::clusters::Clusters;
+use app::ssr::db::Db;
 use kube::Client;
 use server::config::{Mode, ServeArgs, StoreArgs};
+use server::driver::DriverClient;
 
 /// `lbdesk serve --demo` on free loopback ports with its data in `dir`, the driver simulator
 /// answering at once and no reconciler (a benchmark starts its own when it needs one).
@@ -126,16 +129,38 @@ pub fn report(what: &str, mut times: Vec<Duration>, target: &str) {
     );
 }
 
+/// lbdesk started from `args` and served from this process for as long as it runs: what a
+/// benchmark reaches it by.
+pub struct Started {
+    pub url: String,
+    /// The embedded API's kubeconfig.
+    pub kubeconfig: serde_json::Value,
+    pub db: Db,
+    /// lbdesk's own clients (a status is lbdesk's alone to write).
+    pub clusters: Clusters,
+    pub driver: DriverClient,
+}
+
+/// Starts lbdesk from `args` (`args(dir)`, changed as the benchmark needs) in this process.
+pub async fn start(args: ServeArgs) -> anyhow::Result<Started> {
+    let server = server::serve::Server::build(args).await.context("lbdesk did not start")?;
+    let started = Started {
+        url: server.url.clone(),
+        kubeconfig: server.kubeconfig.clone().context("no embedded API")?,
+        db: server.db.clone(),
+        clusters: server.clusters.clone(),
+        driver: server.driver.clone(),
+    };
+    tokio::spawn(server.run_until(std::future::pending()));
+    Ok(started)
+}
+
 /// lbdesk in embedded mode, its reconciler and driver simulator running, served from this
 /// process for as long as it runs: its URL and clients of the management cluster and of
 /// acp-region01.
 pub async fn embedded(dir: &Path) -> anyhow::Result<(String, Client, Client)> {
-    let args = ServeArgs { no_reconciler: false, ..args(dir)? };
-    let server = server::serve::Server::build(args).await.context("lbdesk did not start")?;
-    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
-    let url = server.url.clone();
-    tokio::spawn(server.run_until(std::future::pending()));
-    Ok((url, client(&kubeconfig, "mgmt").await?, client(&kubeconfig, "acp-region01").await?))
+    let lbdesk = start(ServeArgs { no_reconciler: false, ..args(dir)? }).await?;
+    Ok((lbdesk.url, client(&lbdesk.kubeconfig, "mgmt").await?, client(&lbdesk.kubeconfig, "acp-region01").await?))
 }
 
 /// Calls server function `path` with `args` as the signed-in `browser`; its answer's body.

@@ -12,7 +12,6 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
-use server::serve::Server;
 
 const TICKETS: usize = 10_000;
 const WRITERS: usize = 8;
@@ -44,10 +43,8 @@ fn ticket(i: usize) -> Lbticket {
 pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = common::args(dir.path())?;
-    let server = Server::build(args).await.expect("lbdesk starts");
-    let kubeconfig = server.kubeconfig.clone().expect("embedded");
-    let pool = server.db.pool.clone();
-    tokio::spawn(server.run_until(std::future::pending()));
+    let common::Started { kubeconfig, db, .. } = common::start(args).await?;
+    let pool = db.pool;
     let mgmt = common::client(&kubeconfig, "mgmt").await?;
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
     println!("embedded API on SQLite, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));

@@ -20,7 +20,6 @@ use kube::Client;
 use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
 use server::reconciler::{self, Config, Context};
-use server::serve::Server;
 
 const TICKETS: usize = 10_000;
 const TENANTS: usize = 5;
@@ -87,10 +86,7 @@ async fn settle(ctx: &reconciler::Context, n: u64) {
 pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().expect("tempdir");
     let args = common::args(dir.path())?;
-    let server = Server::build(args).await.expect("lbdesk starts");
-    let kubeconfig = server.kubeconfig.clone().expect("embedded");
-    let (clusters, driver) = (server.clusters.clone(), server.driver.clone());
-    tokio::spawn(server.run_until(std::future::pending()));
+    let common::Started { kubeconfig, clusters, driver, .. } = common::start(args).await?;
     let mgmt = common::client(&kubeconfig, "mgmt").await?;
     let member = common::client(&kubeconfig, "acp-region01").await?;
 

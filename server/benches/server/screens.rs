@@ -11,19 +11,15 @@ use anyhow::{Context, ensure};
 use app::domain::crd::{LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT, Lbticket, LbticketSpec, LbticketStatus, Phase};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
-use server::serve::Server;
 
 const TICKETS: usize = 1_000;
 
 #[tokio::main]
 pub async fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("no temporary directory")?;
-    let server = Server::build(common::args(dir.path())?).await.context("lbdesk did not start")?;
-    let kubeconfig = server.kubeconfig.clone().context("no embedded API")?;
-    let url = server.url.clone();
+    let common::Started { url, kubeconfig, clusters, .. } = common::start(common::args(dir.path())?).await?;
     // NB: statuses are lbdesk's alone to write: the requests' are written as lbdesk.
-    let own: Api<Lbticket> = Api::all(server.clusters.mgmt().clone());
-    tokio::spawn(server.run_until(std::future::pending()));
+    let own: Api<Lbticket> = Api::all(clusters.mgmt().clone());
     let mgmt = common::client(&kubeconfig, "mgmt").await?;
 
     // 1,000 Enabled requests of project-a, each with its addresses and a short timeline.
