@@ -108,7 +108,7 @@ fn sh(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result
 
 /// Whether `name` is a variable `cargo run` sets for the package it runs (the xtask's own). Build
 /// scripts (ring's, and every one built with `cc`) ask to run again when `CARGO_MANIFEST_DIR` or
-/// a `CARGO_PKG_…` changes, so a cargo started by the xtask with them set rebuilt ring and the 14
+/// a `CARGO_PKG_…` changes, so a cargo started by the xtask with them set rebuilt ring and the 15
 /// crates above it after any cargo command typed in a shell, and the other way round.
 fn set_by_cargo_run(name: &str) -> bool {
     name.starts_with("CARGO_PKG_")
