@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { bigipSimPort } from '../server';
-import { hydrated, requestAddress, signedIn, users } from './helpers';
+import { addListener, hydrated, requestAddress, signedIn, users } from './helpers';
 
 // What BIG-IP runs, read back: in embedded mode a simulated CIS posts what the member cluster
 // holds to the BIG-IP simulator, and lbdesk reads it back every 2 s. The test changes the
@@ -28,14 +28,7 @@ test('a listener turns live on BIG-IP with its members; a member down and a refu
     await requestAddress(page, 'b-live', 'acp-region01/team-a', '', 'listener', 'shared-lb');
     const phase = page.getByRole('heading', { name: /Address request b-live/ }).getByTestId('phase');
     await expect(phase).toHaveText('Enabled', { timeout: 20_000 });
-    await page.goto('/listeners/b-live/new');
-    await hydrated(page);
-    await page.getByLabel('Name', { exact: true }).fill('web');
-    await page.getByLabel('Port', { exact: true }).fill('80');
-    await page.getByRole('button', { name: '+ Add service' }).click();
-    await page.getByLabel('Service 1', { exact: true }).selectOption('dns');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await expect(page).toHaveURL(/\/listeners\/b-live\/web$/);
+    await addListener(page, 'b-live', 'web', '80', 'dns');
 
     // Live, with the Service's two pods up; the request list rolls it up.
     const state = page.getByTestId('on-bigip');

@@ -1,6 +1,6 @@
 import { Browser, Cookie, Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { hydrated, requestAddress, signIn, signedIn, users } from './helpers';
+import { addListener, hydrated, requestAddress, screens, signIn, signedIn, users } from './helpers';
 
 // Every screen's first load, as a browser with an empty cache makes it, each in a fresh context:
 // - what it downloads: the wasm bytes on the wire (Chromium's encoded lengths), how many wasm
@@ -88,12 +88,11 @@ async function sessionOf(browser: Browser, user: User | null) {
   return cookies;
 }
 
-/** A list screen: its link in the main navigation and its heading. */
-type Screen = { link: string; heading: string };
+type Screen = (typeof screens)[keyof typeof screens];
 
 /** A first load: whose, where, whether it is a refusal by design (403, 404), and, for a list
  * screen, itself and the screen its navigation goes to next. */
-type Load = { user: User | null; path: string; refused?: boolean; screen?: Screen; next?: Screen & { path: string } };
+type Load = { user: User | null; path: string; refused?: boolean; screen?: Screen; next?: Screen };
 
 /** Loads `load.path` with `cookies` in a fresh context (its cache empty), checks the policy and,
  * for a list screen, its chunk and routing; returns the wasm it transferred. */
@@ -132,7 +131,7 @@ async function firstLoad(browser: Browser, cookies: Cookie[], load: Load) {
     expect(await page.evaluate(() => (window as unknown as { lbdeskMark?: number }).lbdeskMark)).toBe(1);
     await checkClean(page, `${load.next.link} (navigated from ${load.path})`, problems);
   }
-  if (load.screen?.link === 'Load balancers') {
+  if (load.screen === screens.loadbalancers) {
     // A screen's own controls respond: its search, and its link to the form.
     await page.goBack();
     await page.getByLabel('Search load balancers').fill('no-such-load-balancer');
@@ -174,40 +173,26 @@ test('every screen’s first load: its wasm within the limits, under the policy,
     'Enabled',
     { timeout: 20_000 },
   );
-  await page.goto('/listeners/t-size/new');
-  await hydrated(page);
-  await page.getByLabel('Name', { exact: true }).fill('web');
-  await page.getByLabel('Port', { exact: true }).fill('80');
-  await page.getByRole('button', { name: '+ Add service' }).click();
-  await page.getByLabel('Service 1', { exact: true }).selectOption('ssh-gw');
-  await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page).toHaveURL(/\/listeners\/t-size\/web$/);
+  await addListener(page, 't-size', 'web', '80', 'ssh-gw');
 
-  const screen = {
-    loadbalancers: { link: 'Load balancers', heading: 'Load balancers', path: '/loadbalancers' },
-    tickets: { link: 'Address requests', heading: 'Address requests', path: '/tickets' },
-    listeners: { link: 'Listeners', heading: 'Listeners', path: '/listeners' },
-    rules: { link: 'Rules', heading: 'Rules', path: '/rules' },
-    ingresses: { link: 'F5 Ingress', heading: 'F5 Ingresses', path: '/ingresses' },
-  };
   const { admin, alice } = users;
   const loads: Load[] = [
     { user: null, path: '/login' },
-    { user: admin, path: '/loadbalancers', screen: screen.loadbalancers, next: screen.tickets },
+    { user: admin, path: '/loadbalancers', screen: screens.loadbalancers, next: screens.tickets },
     { user: admin, path: '/loadbalancers/new' },
     { user: admin, path: '/loadbalancers/shared-lb' },
     { user: admin, path: '/loadbalancers/shared-lb/edit' },
     { user: admin, path: '/audit' },
     { user: admin, path: '/tickets/no-such-request', refused: true },
     { user: admin, path: '/no-such-page', refused: true },
-    { user: alice, path: '/tickets', screen: screen.tickets, next: screen.listeners },
+    { user: alice, path: '/tickets', screen: screens.tickets, next: screens.listeners },
     { user: alice, path: '/tickets/new' },
-    { user: alice, path: '/listeners', screen: screen.listeners, next: screen.rules },
+    { user: alice, path: '/listeners', screen: screens.listeners, next: screens.rules },
     { user: alice, path: '/listeners/t-size/new' },
-    { user: alice, path: '/rules', screen: screen.rules, next: screen.ingresses },
+    { user: alice, path: '/rules', screen: screens.rules, next: screens.ingresses },
     { user: alice, path: '/rules/t-size/web' },
     { user: alice, path: '/rules/t-size/web/new' },
-    { user: alice, path: '/ingresses', screen: screen.ingresses, next: screen.tickets },
+    { user: alice, path: '/ingresses', screen: screens.ingresses, next: screens.tickets },
     // A tenant is refused the admin's screen; the refusal too hydrates under the policy.
     { user: alice, path: '/loadbalancers', refused: true },
   ];

@@ -71,6 +71,38 @@ export async function fillRequest(
   }
 }
 
+/** Adds listener `name` on `port` with one Service to request `ticket`, through the listener
+ * form (its protocol when given, else the form's default), and lands on its page. */
+export async function addListener(
+  page: Page,
+  ticket: string,
+  name: string,
+  port: string,
+  service: string,
+  protocol?: string,
+) {
+  await page.goto(`/listeners/${ticket}/new`);
+  await hydrated(page);
+  await page.getByLabel('Name', { exact: true }).fill(name);
+  await page.getByLabel('Port', { exact: true }).fill(port);
+  if (protocol) {
+    await page.getByLabel('Protocol').selectOption(protocol);
+  }
+  await page.getByRole('button', { name: '+ Add service' }).click();
+  await page.getByLabel('Service 1', { exact: true }).selectOption(service);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(new RegExp(`/listeners/${ticket}/${name}$`));
+}
+
+/** The list screens: their link in the main navigation, their path and heading. */
+export const screens = {
+  loadbalancers: { link: 'Load balancers', path: '/loadbalancers', heading: 'Load balancers' },
+  tickets: { link: 'Address requests', path: '/tickets', heading: 'Address requests' },
+  listeners: { link: 'Listeners', path: '/listeners', heading: 'Listeners' },
+  rules: { link: 'Rules', path: '/rules', heading: 'Rules' },
+  ingresses: { link: 'F5 Ingress', path: '/ingresses', heading: 'F5 Ingresses' },
+};
+
 /** Requests an address through the form, as a tenant, and lands on its page. */
 export async function requestAddress(
   page: Page,

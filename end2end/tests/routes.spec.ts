@@ -1,17 +1,11 @@
 import { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
-import { hydrated, signedIn, users } from './helpers';
+import { hydrated, screens as listScreens, signedIn, users } from './helpers';
 
 // Every screen is a lazy route in its own wasm chunk: each must hydrate when reached through the
 // navigation, and the back button must work across them (opened by its URL: first-load.spec.ts).
 
-const screens = [
-  { link: 'Load balancers', path: '/loadbalancers', heading: 'Load balancers' },
-  { link: 'Address requests', path: '/tickets', heading: 'Address requests' },
-  { link: 'Listeners', path: '/listeners', heading: 'Listeners' },
-  { link: 'Rules', path: '/rules', heading: 'Rules' },
-  { link: 'F5 Ingress', path: '/ingresses', heading: 'F5 Ingresses' },
-];
+const screens = Object.values(listScreens);
 
 /** Marks the current document, so a later check can tell client-side routing from a reload. */
 async function markDocument(page: Page) {

@@ -1,23 +1,10 @@
 import { expect, test, type Page } from './fixtures';
-import { hydrated, requestAddress, signedIn, users } from './helpers';
+import { addListener, hydrated, requestAddress, signedIn, users } from './helpers';
 import { postedItem } from '../server';
 
 // One story, in order: a tenant puts canary and content rules on a listener, previews the
 // iRule, reorders the rules, and meets the checks the server and admission make, as typed.
 test.describe.configure({ mode: 'serial' });
-
-/** Adds listener `name` on `port` to the request shown, through the listener form. */
-async function addListener(page: Page, ticket: string, name: string, port: string, protocol: string, service: string) {
-  await page.goto(`/listeners/${ticket}/new`);
-  await hydrated(page);
-  await page.getByLabel('Name', { exact: true }).fill(name);
-  await page.getByLabel('Port', { exact: true }).fill(port);
-  await page.getByLabel('Protocol').selectOption(protocol);
-  await page.getByRole('button', { name: '+ Add service' }).click();
-  await page.getByLabel('Service 1', { exact: true }).selectOption(service);
-  await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page).toHaveURL(new RegExp(`/listeners/${ticket}/${name}$`));
-}
 
 /** Fills condition `n` of the rule form. */
 async function condition(page: Page, n: number, looksAt: string, operator: string, value: string, key?: string) {
@@ -33,7 +20,7 @@ test('a tenant adds a header rule and a host rule, previews the iRule, and reord
   await requestAddress(page, 'r-shop', 'acp-region01/team-a', '', 'listener', 'shared-lb');
   const badge = page.getByRole('heading', { name: /Address request r-shop/ }).getByTestId('phase');
   await expect(badge).toHaveText('Enabled', { timeout: 20_000 });
-  await addListener(page, 'r-shop', 'web', '80', 'HTTP', 'web-v1');
+  await addListener(page, 'r-shop', 'web', '80', 'web-v1', 'HTTP');
   await page.getByRole('link', { name: 'No rule yet: add one' }).click();
   await expect(page).toHaveURL(/\/rules\/r-shop\/web$/);
   await hydrated(page);
@@ -113,7 +100,7 @@ test('an invalid regexp is refused at the field as it is typed, and the rule can
 
 test('a TCP listener offers only client IP conditions', async ({ page }) => {
   await signedIn(page, users.alice);
-  await addListener(page, 'r-shop', 'db', '5432', 'TCP', 'api');
+  await addListener(page, 'r-shop', 'db', '5432', 'api', 'TCP');
   await page.goto('/rules/r-shop/db/new');
   await hydrated(page);
   const looksAt = page.getByLabel('Condition 1 looks at');
