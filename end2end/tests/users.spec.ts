@@ -4,33 +4,43 @@ import { hydrated, signedIn, users } from './helpers';
 // An admin ends a user's sessions from the Users page (issue #27): the user, signed in in
 // another browser, is led to sign-in at their next click; a tenant is not offered the page.
 
-test('an admin ends bob’s sessions: bob’s open browser leads to sign-in', async ({ page, browser }) => {
+// NB: dora, a directory tenant no other spec signs in as: ending a user's sessions signs them
+// out of every browser, other specs' running at the same time included.
+const dora = { name: 'dora', password: 'dora-directory', display: 'Dora Directory' };
+
+test('an admin ends dora’s sessions: each of her open pages leads to sign-in', async ({ page, browser }) => {
   const other = await browser.newContext();
-  const bob = await other.newPage();
-  await signedIn(bob, users.bob);
+  const browsing = await other.newPage();
+  await signedIn(browsing, dora);
+  const leaving = await other.newPage();
+  await leaving.goto('/tickets');
+  await hydrated(leaving);
 
   await signedIn(page, users.admin);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).click();
   await expect(page).toHaveURL(/\/users$/);
   await expect(page.getByRole('heading', { level: 1, name: 'Users' })).toBeVisible();
-  const row = page.getByTestId('user-row').filter({ hasText: 'Bob Tenant' });
-  await expect(row.locator('td:nth-child(3)')).toHaveText('Local account');
-  await expect(row.locator('td:nth-child(5)')).toHaveText('project-b');
+  const row = page.getByTestId('user-row').filter({ hasText: dora.display });
+  await expect(row.locator('td:nth-child(3)')).toHaveText('Directory');
+  await expect(row.locator('td:nth-child(5)')).toHaveText('project-a');
   await expect(row.locator('td:nth-child(6)')).toHaveText('never');
   await row.getByRole('button', { name: 'End sessions' }).click();
-  await expect(page.getByRole('dialog', { name: 'Confirm' })).toContainText('End every session of bob?');
+  await expect(page.getByRole('dialog', { name: 'Confirm' })).toContainText('End every session of dora?');
   await page.getByRole('button', { name: 'Yes, end sessions' }).click();
   await expect(page.getByTestId('sessions-ended')).toBeVisible();
   await expect(row.locator('td:nth-child(6)')).not.toHaveText('never');
 
-  await bob.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Listeners' }).click();
-  await expect(bob).toHaveURL(/\/login/);
+  // Her next click leads to sign-in, whether it opens a screen or signs out.
+  await browsing.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Listeners' }).click();
+  await expect(browsing).toHaveURL(/\/login/);
+  await leaving.getByRole('button', { name: 'Sign out' }).click();
+  await expect(leaving).toHaveURL(/\/login/);
   await other.close();
 
   // The change is in the audit log, as the admin's.
   await page.goto('/audit?kind=User');
   await hydrated(page);
-  const entry = page.getByTestId('audit-entry').filter({ hasText: 'User bob' });
+  const entry = page.getByTestId('audit-entry').filter({ hasText: 'User dora' });
   await expect(entry.first().locator('td:nth-child(2)')).toHaveText('admin');
   await expect(entry.first().locator('td:nth-child(4)')).toHaveText('end sessions');
 });

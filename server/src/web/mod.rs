@@ -109,9 +109,12 @@ fn request_span(req: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), id = %id.unwrap_or("unreadable"))
 }
 
-/// Paths anyone may reach without a session.
+/// Paths anyone may reach without a session. NB: signing out too: a session ended elsewhere
+/// (by an admin, a password reset, its lifetime) must still let its browser's Sign out lead to
+/// sign-in, not answer 401 and leave the page as it was.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/api/login" | "/api/locale" | "/healthz" | "/readyz" | "/favicon.svg") || is_bundle(path)
+    matches!(path, "/login" | "/api/login" | "/api/logout" | "/api/locale" | "/healthz" | "/readyz" | "/favicon.svg")
+        || is_bundle(path)
 }
 
 /// Whether `path` is a file of the browser bundle.

@@ -110,6 +110,11 @@ async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend:
         .await
         .expect("request");
     assert_eq!(replay.status(), StatusCode::UNAUTHORIZED);
+    // Sign out again, the session already gone (ended by an admin while the page was open):
+    // still led to sign-in, not refused.
+    let again = client.post(format!("{}/api/logout", lbdesk.url)).send().await.expect("request");
+    assert!(again.status().is_success(), "{}", again.status());
+    assert_eq!(again.headers()["location"], "/login");
 }
 
 async fn the_cookie_is_secure_behind_an_https_address(backend: Backend) {
