@@ -28,7 +28,11 @@ export default defineConfig({
     baseURL: `http://127.0.0.1:${port}`,
     // NB: the browser's languages decide a first visit's (tests/i18n.spec.ts runs in zh-CN).
     locale: 'en-US',
-    trace: 'retain-on-failure',
+    // NB: no trace: recorded for every test (to keep a failure's), it cost the suite's processes
+    // 304-356 CPU-s against 267-283 without, in alternate runs (docs/perf.md). A failure prints its
+    // error and the server's warnings (tests/fixtures.ts); to trace one, `npx playwright test
+    // --trace retain-on-failure`.
+    trace: 'off',
     launchOptions: {
       executablePath: '/usr/bin/chromium',
       args: [

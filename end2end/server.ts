@@ -54,6 +54,16 @@ export function panics(from = 0): string[] {
   return lines.flatMap((line, i) => (line.includes('panicked at') ? [line, lines[i + 1] ?? ''] : []));
 }
 
+/** The last 40 warning and error lines of the server's log from byte `from` on, colours removed. */
+export function warnings(from = 0): string[] {
+  if (!fs.existsSync(serverLog)) {
+    return [];
+  }
+  const text = fs.readFileSync(serverLog).subarray(from).toString('utf8');
+  const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  return lines.filter((line) => / (WARN|ERROR) /.test(line)).slice(-40);
+}
+
 /** The embedded API's kubeconfig, as its admin (from `lbdesk kubeconfig`), written once. */
 function kubeconfig(): string {
   const file = path.join(dataDir, 'e2e-kubeconfig');

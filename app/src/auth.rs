@@ -177,7 +177,11 @@ pub async fn logout() -> Result<(), AppError> {
     ssr::reply(
         async {
             let session = ssr::session().await?;
-            session.flush().await.map_err(|e| ssr::internal("could not end the session", e))?;
+            // NB: a browser whose session was already ended (elsewhere, or by its lifetime) has
+            // none to end: it is only led to sign-in.
+            if session.id().is_some() {
+                session.flush().await.map_err(|e| ssr::internal("could not end the session", e))?;
+            }
             leptos_axum::redirect("/login");
             Ok(())
         }
