@@ -148,7 +148,7 @@ async fn a_refused_request_keeps_its_connection_for_the_next() {
                 let mut tcp = std::net::TcpStream::connect(&host).expect("connect");
                 tcp.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
                 let head = format!(
-                    "POST /api/logout HTTP/1.1\r\nhost: {host}\r\norigin: {origin}\r\n\
+                    "POST /api/me HTTP/1.1\r\nhost: {host}\r\norigin: {origin}\r\n\
                      content-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n",
                     body.len()
                 );
