@@ -7,7 +7,7 @@
 /// (its types, its form plumbing), and every split point multiplies the chunks the splitter cuts
 /// out of code two of them share, each with its own module overhead (docs/perf.md).
 ///
-/// ```ignore
+/// ```text
 /// lazy_screen!(listeners_screen {
 ///     /// The list of listeners.
 ///     ListenersRoute => Listeners,
