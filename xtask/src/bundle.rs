@@ -55,12 +55,15 @@ pub struct Bundle {
     pub manifest: BTreeMap<String, Vec<String>>,
 }
 
+/// The cargo profile of the bundle that ships (`Cargo.toml`).
+pub const RELEASE_PROFILE: &str = "wasm-release";
+
 /// Builds the browser bundle into `pkg`: script, main module, chunks and manifest.
 pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     let root = root();
     let (cargo_profile, dir) = match profile {
         Profile::Debug => ("dev", "debug"),
-        Profile::Release => ("wasm-release", "wasm-release"),
+        Profile::Release => (RELEASE_PROFILE, RELEASE_PROFILE),
     };
     step("building the browser bundle (wasm)");
     sh(
