@@ -90,20 +90,21 @@ fn step(what: &str) {
 
 /// Runs a command in `dir`, failing with its name when it fails.
 fn sh(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result {
+    let status = command(dir, program, args, envs).status().map_err(|e| format!("could not start {program}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
+}
+
+/// A command to run in `dir`, without what `cargo run` told the xtask of its own package (see
+/// `set_by_cargo_run`).
+fn command(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Command {
     let mut command = Command::new(program);
-    // NB: without what `cargo run` told the xtask of its own package: see `set_by_cargo_run`.
     for (name, _) in std::env::vars_os() {
         if set_by_cargo_run(&name.to_string_lossy()) {
             command.env_remove(&name);
         }
     }
-    let status = command
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(dir)
-        .status()
-        .map_err(|e| format!("could not start {program}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
+    command.args(args).envs(envs.iter().copied()).current_dir(dir);
+    command
 }
 
 /// Whether `name` is a variable `cargo run` sets for the package it runs (the xtask's own). Build
