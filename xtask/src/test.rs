@@ -108,9 +108,9 @@ fn browser_site() -> Result {
     finish_site(&site, Profile::Release)
 }
 
-/// A command run beside the steps that follow, in a process group of its own, its output kept in
-/// a file and printed when it is waited for; killed with its group if never waited for (a step
-/// before failed).
+/// A command run beside the steps that follow, its output kept in a file and printed when it is
+/// waited for; stopped if never waited for (a step before failed). NB: in the xtask's process
+/// group, so that Ctrl-C stops it too.
 struct Background {
     child: std::process::Child,
     log: PathBuf,
@@ -119,7 +119,6 @@ struct Background {
 
 impl Background {
     fn start(dir: &Path, argv: &[&str], envs: &[(&str, &str)], log: &Path) -> Result<Background> {
-        use std::os::unix::process::CommandExt;
         let what = argv.join(" ");
         let (program, args) = argv.split_first().ok_or("no command to run")?;
         let file = || std::fs::File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()));
@@ -131,7 +130,6 @@ impl Background {
         let child = command(dir, program, args, envs)
             .stdout(out)
             .stderr(err)
-            .process_group(0)
             .spawn()
             .map_err(|e| format!("could not start {program}: {e}"))?;
         Ok(Background { child, log: log.to_path_buf(), what })
@@ -149,10 +147,9 @@ impl Background {
 
 impl Drop for Background {
     fn drop(&mut self) {
+        // NB: cargo stopped, the compilers it started end with the crate each is on.
         if let Ok(None) = self.child.try_wait() {
-            // NB: the whole group, or the compilers cargo started would go on alone.
-            let group = format!("-{}", self.child.id());
-            let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+            let _ = self.child.kill();
             let _ = self.child.wait();
         }
     }
