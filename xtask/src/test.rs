@@ -121,11 +121,10 @@ impl Background {
     fn start(dir: &Path, argv: &[&str], envs: &[(&str, &str)], log: &Path) -> Result<Background> {
         let what = argv.join(" ");
         let (program, args) = argv.split_first().ok_or("no command to run")?;
-        let file = || std::fs::File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()));
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("could not create {}: {e}", parent.display()))?;
         }
-        let out = file()?;
+        let out = std::fs::File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
         let child = command(dir, program, args, envs)
             .stdout(out)
