@@ -117,6 +117,23 @@ fn set_by_cargo_run(name: &str) -> bool {
             .contains(&name)
 }
 
+/// The environment under which cargo compiles the workspace's own crates with clippy's driver,
+/// which lints them (warnings denied) and compiles them as rustc does, MIR optimisations off;
+/// dependencies are compiled as usual. It is what `cargo clippy` sets, on any cargo command.
+/// NB: the same environment for every command of a run, or cargo compiles the crates again.
+pub(crate) fn lints() -> Result<[(&'static str, &'static str); 2]> {
+    static DRIVER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let driver = DRIVER
+        .get_or_init(|| {
+            output("rustup", &["which", "clippy-driver"])
+                .map(|p| p.trim().to_string())
+                .filter(|p| Path::new(p).exists())
+        })
+        .as_deref()
+        .ok_or("clippy is not installed (rustup component add clippy)")?;
+    Ok([("RUSTC_WORKSPACE_WRAPPER", driver), ("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__")])
+}
+
 /// The standard output of a command, if it ran and succeeded.
 fn output(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).stderr(Stdio::null()).output().ok()?;

@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::{
-    PG_PORT, Profile, Result, WASM_TARGET, bundle, command, finish_site, is_root, output, pg_bin, root, setup, sh,
-    site_dir, step, target_dir,
+    PG_PORT, Profile, Result, bundle, command, finish_site, is_root, lints, output, pg_bin, root, setup, sh, site_dir,
+    step, target_dir,
 };
 
 /// `cargo xtask test`: every test, from formatting to the browser.
@@ -22,7 +22,6 @@ pub fn run() -> Result {
     // and compiles): `cargo clippy` would first check every crate again, about 200 s of a fresh
     // clone's run (docs/perf.md).
     let lints = lints()?;
-    let lints: Vec<(&str, &str)> = lints.iter().map(|(k, v)| (*k, v.as_str())).collect();
     // NB: the xtask apart: built with the workspace, 21 of its dependencies take the workspace's
     // features and are compiled a second time, the heaviest at opt-level 3 (wasmparser 41 s, the
     // splitter 30 s, gimli 9 s, brotli 7 s by `cargo build --timings`); alone, they are the ones
@@ -74,32 +73,10 @@ pub fn run() -> Result {
     Ok(())
 }
 
-/// The browser code's lints, then the release site (bundle, stylesheet, static files) the size
-/// check measures and the browser tests load: what ships is what is tested.
+/// The release site (bundle, stylesheet, static files) the size check measures and the browser
+/// tests load: what ships is what is tested. The browser code's lints ride on the bundle's build
+/// (`bundle::build`).
 fn browser_site() -> Result {
-    step("lints of the browser code (wasm)");
-    // NB: in the release bundle's profile, so the macros and build scripts compiled for the
-    // lints are the ones the bundle's build uses (a profile keeps its own): the two steps took
-    // 292 s instead of 340 s on a fresh target directory (docs/perf.md).
-    sh(
-        &root(),
-        "cargo",
-        &[
-            "clippy",
-            "-p",
-            "frontend",
-            "--target",
-            WASM_TARGET,
-            "--profile",
-            bundle::RELEASE_PROFILE,
-            "--",
-            "-D",
-            "warnings",
-        ],
-        &[],
-    )?;
-    // NB: built by rustc, not by clippy's driver: the driver turns MIR optimisations off, and its
-    // bundle differs from the one that ships (1.8 KB smaller, measured).
     let site = site_dir();
     let _ = std::fs::remove_dir_all(&site);
     let bundle = bundle::build(Profile::Release, &site.join("pkg"))?;
@@ -152,21 +129,6 @@ impl Drop for Background {
             let _ = self.child.wait();
         }
     }
-}
-
-/// The environment under which cargo compiles the workspace's own crates with clippy's driver,
-/// which lints them (warnings denied) and compiles them as rustc does, MIR optimisations off;
-/// dependencies are compiled as usual. It is what `cargo clippy` sets, on any cargo command.
-/// NB: the same environment for every command of a run, or cargo compiles the crates again.
-fn lints() -> Result<Vec<(&'static str, String)>> {
-    let driver = output("rustup", &["which", "clippy-driver"])
-        .map(|p| p.trim().to_string())
-        .filter(|p| Path::new(p).exists())
-        .ok_or("clippy is not installed (rustup component add clippy)")?;
-    Ok(vec![
-        ("RUSTC_WORKSPACE_WRAPPER", driver),
-        ("CLIPPY_ARGS", "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__".into()),
-    ])
 }
 
 /// Starts a throw-away PostgreSQL on loopback (unless one already answers there) and returns its URL.
