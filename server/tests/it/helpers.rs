@@ -305,19 +305,24 @@ pub fn browser() -> reqwest::Client {
 }
 
 /// Waits until `check` holds (polling), or fails naming `what`; fails at once if anything
-/// panicked on the test's runtime meanwhile.
+/// panicked on the test's runtime meanwhile. NB: asks again after 100 ms, then half as long
+/// again each time, at most every 500 ms: a check lists objects over HTTPS in a debug build,
+/// and the suite is bound by the two cores, so a long wait asked ten times a second slowed
+/// every other test (docs/perf.md).
 pub async fn until<F, Fut>(what: &str, seconds: u64, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let mut pause = std::time::Duration::from_millis(100);
     while tokio::time::Instant::now() < deadline {
         crate::panics::check_this_runtime();
         if check().await {
             return;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(pause).await;
+        pause = (pause * 3 / 2).min(std::time::Duration::from_millis(500));
     }
     panic!("timed out waiting for {what}");
 }
