@@ -11,6 +11,12 @@ use crate::{
     step, target_dir,
 };
 
+/// What the server side's build compiles, each target linted: the libraries' unit tests, the
+/// integration tests (and through them the binary) and the benchmarks. NB: not `--all-targets`,
+/// whose `--bins` builds a test harness of the binary even when its `test` is off: a link of
+/// the whole program for no test.
+const TARGETS: [&str; 3] = ["--lib", "--tests", "--benches"];
+
 /// `cargo xtask test`: every test, from formatting to the browser.
 pub fn run() -> Result {
     let root = root();
@@ -33,7 +39,7 @@ pub fn run() -> Result {
     // (docs/perf.md). At the same priority, side by side took longer than in turn.
     let compiling = Background::start(
         &root,
-        &[&["nice", "-n", "19", "cargo"][..], &server[..], &["--all-targets", "--no-run"]].concat(),
+        &[&["nice", "-n", "19", "cargo"][..], &server[..], &TARGETS, &["--no-run"]].concat(),
         &lints,
         &target_dir().join("xtask-server-build.log"),
     )?;
