@@ -56,7 +56,7 @@ pub struct Bundle {
 }
 
 /// The cargo profile of the bundle that ships (`Cargo.toml`).
-pub const RELEASE_PROFILE: &str = "wasm-release";
+const RELEASE_PROFILE: &str = "wasm-release";
 
 /// Builds the browser bundle into `pkg`: script, main module, chunks and manifest.
 pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
@@ -67,8 +67,8 @@ pub fn build(profile: Profile, pkg: &Path) -> Result<Bundle> {
     };
     step("building the browser bundle (wasm), its code linted as it compiles");
     // NB: through clippy's driver, which lints the workspace's crates as it compiles them: a
-    // `cargo clippy` of its own checked every dependency for wasm again, 75 s of a fresh
-    // clone's run (docs/perf.md). The bundle that ships is built the same way, so what ships is
+    // `cargo clippy` of its own checked every dependency for wasm again, 70 s more on an empty
+    // target directory (docs/perf.md). The bundle that ships is built the same way, so what ships is
     // what is tested; the driver turns MIR optimisations off in `app` and `frontend` (LLVM's
     // remain), which made the bundle smaller, not larger (docs/perf.md).
     let lints = lints()?;
