@@ -41,9 +41,9 @@ pub struct Write {
     pub place: Placement,
     pub template: String,
     /// The tenant's tickets, each told why when the write fails.
-    tickets: Vec<String>,
+    pub(super) tickets: Vec<String>,
     /// The tenant held back: the last good ConfigMap stays, and its labels with it.
-    held: Placed,
+    pub(super) held: Placed,
 }
 
 /// What a member cluster must hold.

@@ -16,6 +16,64 @@ use super::{Result, Step};
 /// Annotation listing the namespace label keys lbdesk set (so it removes only its own).
 const MANAGED_LABELS: &str = "ebcpaas.io/managed-labels";
 
+/// Which labels a pass writes. NB: CIS looks for a pool's members by the Service labels when
+/// it reads the declaration, and reads a ConfigMap only in a namespace it watches: so the
+/// labels tenants come to want go on before their ConfigMaps are written (else CIS posts a new
+/// pool empty, and BIG-IP serves it so until the labels follow), and the labels no longer
+/// wanted come off after (else a withdrawn pool empties before it goes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Sets what is wanted, removes nothing.
+    Add,
+    /// Sets what is wanted and removes what lbdesk set that is not.
+    Settle,
+}
+
+/// Brings namespaces and Services to the labels `wanted`, in `pass`. `since`: the labels of
+/// the last sync, so that only the objects whose labels differ are read (none: every namespace
+/// and Service is read back); `added`: what an `Add` pass before this one set, so that a
+/// `Settle` does not read again what it already brought to `wanted`.
+pub(super) async fn apply(
+    client: &kube::Client,
+    wanted: &Labels,
+    since: Option<&Labels>,
+    added: Option<&Labels>,
+    pass: Pass,
+) -> Result<()> {
+    let namespaces = since.map(|s| visit(&s.namespaces, &wanted.namespaces, added.map(|a| &a.namespaces), pass));
+    label_namespaces(client, wanted, namespaces, pass).await?;
+    let services = since.map(|s| visit(&s.services, &wanted.services, added.map(|a| &a.services), pass));
+    // NB: a blocked tenant's Services keep their labels, for its last good declaration. Those an
+    // `Add` labelled for a declaration then refused are not its last good one's, when the last
+    // sync's labels are known (`since`): they come off.
+    let undo = match (since, added) {
+        (Some(_), Some(a)) => a.services.keys().filter(|k| !wanted.services.contains_key(*k)).cloned().collect(),
+        _ => BTreeSet::new(),
+    };
+    label_services(client, wanted, services, pass, &undo).await
+}
+
+/// The objects a pass reads: an `Add` those that gain or change labels since the last sync; a
+/// `Settle` those whose labels differ from the last sync's or from what the `Add` set (a tenant
+/// held back after it keeps its last labels), but not those the `Add` already set right.
+fn visit<K: Ord + Clone, V: PartialEq>(
+    since: &BTreeMap<K, V>,
+    wanted: &BTreeMap<K, V>,
+    added: Option<&BTreeMap<K, V>>,
+    pass: Pass,
+) -> BTreeSet<K> {
+    let mut keys = differing(since, wanted);
+    match pass {
+        Pass::Add => keys.retain(|k| wanted.contains_key(k)),
+        Pass::Settle => {
+            keys.extend(added.into_iter().flat_map(|a| a.keys().cloned()));
+            let added = |k: &K| added.and_then(|a| a.get(k));
+            keys.retain(|k| wanted.get(k).is_none() || added(k) != wanted.get(k));
+        }
+    }
+    keys
+}
+
 /// The labels placed tenants ask for.
 pub(super) struct Labels {
     /// Per namespace, per label key, the values the load balancers placing there want. NB:
@@ -66,7 +124,7 @@ fn settled(
 }
 
 /// The keys whose values differ between two maps (added, changed or gone).
-pub(super) fn differing<K: Ord + Clone, V: PartialEq>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> BTreeSet<K> {
+fn differing<K: Ord + Clone, V: PartialEq>(a: &BTreeMap<K, V>, b: &BTreeMap<K, V>) -> BTreeSet<K> {
     let one_way = |x: &BTreeMap<K, V>, y: &BTreeMap<K, V>| -> Vec<K> {
         x.iter().filter(|(k, v)| y.get(*k) != Some(*v)).map(|(k, _)| k.clone()).collect()
     };
@@ -86,12 +144,13 @@ where
     Ok(found)
 }
 
-/// Namespaces get the nsselector labels of the Loadbalancers with listeners in them, and lose
-/// the ones lbdesk set that are no longer wanted.
-pub(super) async fn label_namespaces(
+/// Namespaces get the nsselector labels of the Loadbalancers with listeners in them, and (in a
+/// `Settle`) lose the ones lbdesk set that are no longer wanted.
+async fn label_namespaces(
     client: &kube::Client,
     wanted: &Labels,
     only: Option<BTreeSet<String>>,
+    pass: Pass,
 ) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
     let named = only.map(|names| names.into_iter().map(|name| (api.clone(), name)).collect());
@@ -110,17 +169,20 @@ pub(super) async fn label_namespaces(
                 patch_labels.insert(k.clone(), json!(v));
             }
         }
-        for k in managed.iter().filter(|k| !want.contains_key(*k)) {
-            patch_labels.insert(k.clone(), Value::Null);
-        }
         // NB: lbdesk owns only the keys it set: one already there with the wanted value is
         // someone else's, and stays when lbdesk no longer needs it.
-        let keys: Vec<&str> = want
+        let mut keys: BTreeSet<&str> = want
             .iter()
             .filter(|(k, v)| managed.contains(*k) || labels.get(*k) != Some(*v))
             .map(|(k, _)| k.as_str())
             .collect();
-        let annotation = keys.join(",");
+        for k in managed.iter().filter(|k| !want.contains_key(*k)) {
+            match pass {
+                Pass::Add => _ = keys.insert(k),
+                Pass::Settle => _ = patch_labels.insert(k.clone(), Value::Null),
+            }
+        }
+        let annotation = keys.into_iter().collect::<Vec<_>>().join(",");
         let annotation_differs = ns.annotations().get(MANAGED_LABELS).map(String::as_str).unwrap_or("") != annotation;
         if patch_labels.is_empty() && !annotation_differs {
             continue;
@@ -133,12 +195,15 @@ pub(super) async fn label_namespaces(
     Ok(())
 }
 
-/// Services in pools get the CIS labels; Services lbdesk labelled lose them when no longer in
-/// a pool (except those of a tenant whose declaration is blocked: its last good one stays).
-pub(super) async fn label_services(
+/// Services in pools get the CIS labels; in a `Settle`, Services lbdesk labelled lose them when
+/// no longer in a pool (except those of a tenant whose declaration is blocked: its last good
+/// one stays; but those `undo` names lose them all the same).
+async fn label_services(
     client: &kube::Client,
     wanted: &Labels,
     only: Option<BTreeSet<(String, String)>>,
+    pass: Pass,
+    undo: &BTreeSet<(String, String)>,
 ) -> Result<()> {
     let named = only.map(|names| {
         names.into_iter().map(|(ns, name)| (Api::<Service>::namespaced(client.clone(), &ns), name)).collect()
@@ -148,7 +213,8 @@ pub(super) async fn label_services(
         let (ns, name) = (svc.namespace().unwrap_or_default(), svc.name_any());
         let labels = svc.labels();
         let mut patch_labels = serde_json::Map::new();
-        match wanted.services.get(&(ns.clone(), name.clone())) {
+        let key = (ns.clone(), name.clone());
+        match wanted.services.get(&key) {
             Some(want) => {
                 for (k, v) in want {
                     if labels.get(k) != Some(v) {
@@ -156,7 +222,10 @@ pub(super) async fn label_services(
                     }
                 }
             }
-            None if labels.contains_key(CIS_MARK) && !labels.get(CIS_TENANT).is_some_and(|t| blocked.contains(t)) => {
+            None if pass == Pass::Settle
+                && labels.contains_key(CIS_MARK)
+                && (undo.contains(&key) || !labels.get(CIS_TENANT).is_some_and(|t| blocked.contains(t))) =>
+            {
                 for k in SERVICE_LABEL_KEYS {
                     patch_labels.insert(k.to_string(), Value::Null);
                 }
@@ -238,28 +307,25 @@ mod tests {
         const READ_TEAM_A: &str = "/api/v1/namespaces/team-a";
         let ns = |name, labels: &[(&str, &str)], managed| object("Namespace", None, name, labels, managed);
         let zone = [("zone", "f5")];
-        // (what, which namespaces, the calls in order, the patches' bodies)
-        type Row = (&'static str, Option<BTreeSet<String>>, Vec<Call>, Vec<Value>);
+        let every = || {
+            let all = vec![
+                ns("team-a", &[], None),
+                ns("old", &zone, Some("zone")),
+                ns("theirs", &zone, None),
+                ns("plain", &[], None),
+            ];
+            Call::new(Method::GET, LIST, 200, list("Namespace", all))
+        };
+        // (what, the pass, which namespaces, the calls in order, the patches' bodies)
+        type Row = (&'static str, Pass, Option<BTreeSet<String>>, Vec<Call>, Vec<Value>);
         let rows: Vec<Row> = vec![
             (
                 "every namespace read: one wanted is labelled, one lbdesk labelled and no longer wanted is \
                  cleared, one already carrying the label (someone else's) is left as it is",
+                Pass::Settle,
                 None,
                 vec![
-                    Call::new(
-                        Method::GET,
-                        LIST,
-                        200,
-                        list(
-                            "Namespace",
-                            vec![
-                                ns("team-a", &[], None),
-                                ns("old", &zone, Some("zone")),
-                                ns("theirs", &zone, None),
-                                ns("plain", &[], None),
-                            ],
-                        ),
-                    ),
+                    every(),
                     Call::new(Method::PATCH, TEAM_A, 200, ns("team-a", &zone, Some("zone"))),
                     Call::new(Method::PATCH, OLD, 200, ns("old", &[], None)),
                 ],
@@ -269,13 +335,23 @@ mod tests {
                 ],
             ),
             (
+                "an Add before the ConfigMaps: the wanted is labelled, the one no longer wanted keeps its \
+                 label and lbdesk's mark on it until the Settle after",
+                Pass::Add,
+                None,
+                vec![every(), Call::new(Method::PATCH, TEAM_A, 200, ns("team-a", &zone, Some("zone")))],
+                vec![json!({"metadata": {"labels": {"zone": "f5"}, "annotations": {MANAGED_LABELS: "zone"}}})],
+            ),
+            (
                 "converged, only team-a concerned: read, nothing written",
+                Pass::Settle,
                 Some(BTreeSet::from(["team-a".to_string()])),
                 vec![Call::new(Method::GET, READ_TEAM_A, 200, ns("team-a", &zone, Some("zone")))],
                 vec![],
             ),
             (
                 "only the namespaces named are read; a missing one is skipped",
+                Pass::Settle,
                 Some(BTreeSet::from(["old".to_string(), "team-a".to_string()])),
                 vec![
                     Call::new(
@@ -290,9 +366,9 @@ mod tests {
                 vec![json!({"metadata": {"labels": {"zone": "f5"}, "annotations": {MANAGED_LABELS: "zone"}}})],
             ),
         ];
-        for (what, only, calls, patches) in rows {
+        for (what, pass, only, calls, patches) in rows {
             let (client, scenario) = Scenario::client(calls);
-            let (result, bodies) = scenario.run(label_namespaces(&client, &wanted(), only)).await;
+            let (result, bodies) = scenario.run(label_namespaces(&client, &wanted(), only, pass)).await;
             result.unwrap_or_else(|e| panic!("{what}: {e}"));
             let sent: Vec<&Value> = bodies.iter().filter(|b| !b.is_null()).collect();
             assert_eq!(sent, patches.iter().collect::<Vec<_>>(), "{what}");
@@ -305,38 +381,65 @@ mod tests {
         use http::Method;
         const LIST: &str = "/api/v1/services?";
         let svc = |name, labels: &[(&str, &str)]| object("Service", Some("team-a"), name, labels, None);
+        let every = || {
+            let all = vec![
+                svc("web", &[]),
+                svc("left", &[(CIS_MARK, "true"), (CIS_TENANT, "t1")]),
+                svc("held", &[(CIS_MARK, "true"), (CIS_TENANT, "t2")]),
+                svc("theirs", &[(CIS_TENANT, "t9")]),
+            ];
+            Call::new(Method::GET, LIST, 200, list("Service", all))
+        };
+        const WEB: &str = "/api/v1/namespaces/team-a/services/web?";
         let calls = vec![
-            Call::new(
-                Method::GET,
-                LIST,
-                200,
-                list(
-                    "Service",
-                    vec![
-                        svc("web", &[]),
-                        svc("left", &[(CIS_MARK, "true"), (CIS_TENANT, "t1")]),
-                        svc("held", &[(CIS_MARK, "true"), (CIS_TENANT, "t2")]),
-                        svc("theirs", &[(CIS_TENANT, "t9")]),
-                    ],
-                ),
-            ),
-            Call::new(Method::PATCH, "/api/v1/namespaces/team-a/services/web?", 200, svc("web", &[])),
+            every(),
+            Call::new(Method::PATCH, WEB, 200, svc("web", &[])),
             Call::new(Method::PATCH, "/api/v1/namespaces/team-a/services/left?", 200, svc("left", &[])),
         ];
         let (client, scenario) = Scenario::client(calls);
-        let (result, bodies) = scenario.run(label_services(&client, &wanted(), None)).await;
+        let (result, bodies) =
+            scenario.run(label_services(&client, &wanted(), None, Pass::Settle, &BTreeSet::new())).await;
         result.expect("labelled");
         let sent: Vec<&Value> = bodies.iter().filter(|b| !b.is_null()).collect();
         let gone: serde_json::Map<String, Value> =
             SERVICE_LABEL_KEYS.iter().map(|k| (k.to_string(), Value::Null)).collect();
+        let labelled = json!({"metadata": {"labels": {CIS_TENANT: "t1", CIS_MARK: "true"}}});
         assert_eq!(
             sent,
-            [
-                &json!({"metadata": {"labels": {CIS_TENANT: "t1", CIS_MARK: "true"}}}),
-                &json!({"metadata": {"labels": gone}}),
-            ],
+            [&labelled, &json!({"metadata": {"labels": gone}})],
             "in a pool: labelled; left the pools: every label lbdesk sets removed; a held-back tenant's and \
              labels lbdesk did not set: left alone"
         );
+
+        // An Add, before the ConfigMaps: labelled, and nothing removed yet.
+        let (client, scenario) = Scenario::client(vec![every(), Call::new(Method::PATCH, WEB, 200, svc("web", &[]))]);
+        let (result, bodies) =
+            scenario.run(label_services(&client, &wanted(), None, Pass::Add, &BTreeSet::new())).await;
+        result.expect("labelled");
+        assert_eq!(bodies.iter().filter(|b| !b.is_null()).collect::<Vec<_>>(), [&labelled]);
+    }
+
+    #[test]
+    fn a_pass_reads_only_what_it_may_change() {
+        let map = |pairs: &[(&'static str, u8)]| pairs.iter().copied().collect::<BTreeMap<_, _>>();
+        let since = map(&[("kept", 1), ("moved", 1), ("left", 1)]);
+        let planned = map(&[("kept", 1), ("moved", 2), ("new", 1)]);
+        // (what, the pass, the labels wanted, what the Add set, the objects read)
+        type Row<'a> = (&'a str, Pass, &'a BTreeMap<&'a str, u8>, Option<&'a BTreeMap<&'a str, u8>>, &'a [&'a str]);
+        let rows: [Row; 4] = [
+            ("an Add: those gaining or changing labels", Pass::Add, &planned, None, &["moved", "new"]),
+            ("a Settle alone: every difference", Pass::Settle, &planned, None, &["left", "moved", "new"]),
+            ("a Settle after the Add set them: what is left", Pass::Settle, &planned, Some(&planned), &["left"]),
+            (
+                "a Settle after the tenant was held back (its last labels stay): what the Add set, back",
+                Pass::Settle,
+                &since,
+                Some(&planned),
+                &["moved", "new"],
+            ),
+        ];
+        for (what, pass, wanted, added, read) in rows {
+            assert_eq!(visit(&since, wanted, added, pass).into_iter().collect::<Vec<_>>(), read, "{what}");
+        }
     }
 }

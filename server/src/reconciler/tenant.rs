@@ -17,10 +17,10 @@ use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::desired::Cluster;
-use super::labels::{Labels, differing, label_namespaces, label_services};
+use super::desired::{Cluster, Desired};
+use super::labels::{self, Labels, Pass};
 use super::live;
-use super::plan::Faults;
+use super::plan::{Faults, Placed};
 use super::status::set_condition;
 use super::{Context, Error, Result, Step, ingress};
 
@@ -115,12 +115,45 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
         }
     }
     // The first error worth retrying, returned once everything else is done and reported.
+    let retry = place_tenants(&client, cluster, &mut desired, current, &previous, ensure).await?;
+    let mut faults = desired.faults();
+    // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
+    for (ticket, why) in ingress::apply(ctx, &client, cluster, &desired.ingresses, ensure).await? {
+        faults.entry(ticket).or_insert(why);
+    }
+    report(ctx, &tickets, &faults).await?;
+    super::cis::report(ctx, &client, cluster).await;
+    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), desired.tenants);
+    match retry {
+        Some(e) => Err(e),
+        None => Ok(faults),
+    }
+}
+
+/// Applies what the tenants of `desired` place: the labels they come to want, then their
+/// ConfigMaps (one the member cluster does not take holds its tenant back, and its tickets say
+/// why), then the labels settled to what was placed (`labels::Pass` says why in that order).
+/// `current`: the ConfigMaps read; `previous`: what the last sync placed. Returns the first
+/// write error worth retrying.
+async fn place_tenants(
+    client: &kube::Client,
+    cluster: &str,
+    desired: &mut Desired,
+    mut current: HashMap<String, Option<ConfigMap>>,
+    previous: &HashMap<String, Placed>,
+    ensure: bool,
+) -> Result<Option<Error>> {
+    // On ensure (or with nothing known of the last sync) every namespace and Service is read
+    // back; otherwise only those whose labels the change concerns.
+    let since = (!previous.is_empty() && !ensure).then(|| Labels::of(previous));
+    let planned = desired.labels();
+    labels::apply(client, &planned, since.as_ref(), None, Pass::Add).await?;
     let mut retry: Option<Error> = None;
     for write in std::mem::take(&mut desired.configmaps) {
         let tenant = &write.place.tenant;
         // NB: a ConfigMap the member cluster will not take holds back its tenant alone: every
         // other tenant, and the cluster's F5 Ingresses, are still written and reported.
-        match write_configmap(&client, current.remove(tenant).flatten(), &write.place, &write.template).await {
+        match write_configmap(client, current.remove(tenant).flatten(), &write.place, &write.template).await {
             Ok(true) => super::crash::point(Step::ConfigMapWrite).await,
             Ok(false) => {}
             Err(e) => {
@@ -144,27 +177,8 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
             }
         }
     }
-    // Labels follow what the tenants placed. On ensure (or with nothing known of the last
-    // sync) every namespace and Service is read back; otherwise only those whose labels the
-    // change concerns.
-    let now = desired.labels();
-    let since = (!previous.is_empty() && !ensure).then(|| Labels::of(&previous));
-    let namespaces = since.as_ref().map(|b| differing(&b.namespaces, &now.namespaces));
-    label_namespaces(&client, &now, namespaces).await?;
-    let services = since.as_ref().map(|b| differing(&b.services, &now.services));
-    label_services(&client, &now, services).await?;
-    let mut faults = desired.faults();
-    // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
-    for (ticket, why) in ingress::apply(ctx, &client, cluster, &desired.ingresses, ensure).await? {
-        faults.entry(ticket).or_insert(why);
-    }
-    report(ctx, &tickets, &faults).await?;
-    super::cis::report(ctx, &client, cluster).await;
-    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), desired.tenants);
-    match retry {
-        Some(e) => Err(e),
-        None => Ok(faults),
-    }
+    labels::apply(client, &desired.labels(), since.as_ref(), Some(&planned), Pass::Settle).await?;
+    Ok(retry)
 }
 
 /// Why the member cluster refused a ConfigMap for good (too large, invalid, forbidden, its
@@ -264,6 +278,12 @@ pub async fn delete_configmap(ctx: &Context, cluster: &str, place: &Placement) -
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use app::domain::as3::PoolLabels;
+    use app::domain::as3::placement::{CIS_POOL, SERVICE_LABEL_KEYS};
+
+    use super::super::desired::Write;
     use super::*;
 
     #[test]
@@ -364,5 +384,86 @@ mod tests {
         let (result, _) = scenario.run(write_configmap(&client, Some(stored("old", true)), &place, "new")).await;
         let error = result.expect_err("refused");
         assert!(refused_for_good(&error).is_some_and(|why| why.contains("413")), "{error:?}");
+    }
+
+    /// A tenant whose pool moves from Service `default/old` to `default/new`, as planned, and
+    /// what the last sync placed.
+    fn moving_pool() -> (Desired, HashMap<String, Placed>) {
+        let pool = |svc: &str| {
+            let labels = PoolLabels { tenant: "t1".into(), app: "a1".into(), pool: format!("{svc}_pool") };
+            BTreeMap::from([(("default".to_string(), svc.to_string()), placement::service_labels(&labels))])
+        };
+        let namespaces = BTreeMap::from([("default".to_string(), BTreeMap::from([("cis".into(), "on".into())]))]);
+        let last = Placed { digest: 1, namespaces: namespaces.clone(), services: pool("old"), ..Default::default() };
+        let now = Placed { digest: 2, namespaces, services: pool("new"), ..Default::default() };
+        let write = Write {
+            place: Placement { tenant: "t1".into(), namespace: "kube-system".into(), configmap: "t1-as3".into() },
+            template: "new".into(),
+            tickets: vec!["ticket-a".into()],
+            held: Placed { digest: 2, blocked: true, ..last.clone() },
+        };
+        let desired = Desired {
+            tenants: HashMap::from([("t1".to_string(), now)]),
+            configmaps: vec![write],
+            ingresses: Default::default(),
+        };
+        (desired, HashMap::from([("t1".to_string(), last)]))
+    }
+
+    /// Service `default/<name>` as the mocked API holds it, with the pool labels `of` a pool.
+    fn service(name: &str, of: Option<&str>) -> serde_json::Value {
+        let labels = of.map(|pool| {
+            placement::service_labels(&PoolLabels { tenant: "t1".into(), app: "a1".into(), pool: pool.into() })
+        });
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default", "labels": labels}})
+    }
+
+    #[tokio::test]
+    async fn a_pools_labels_go_on_before_its_configmap_and_come_off_after() {
+        use super::super::fixtures::{Call, Scenario};
+        use http::Method;
+        const NEW: &str = "/api/v1/namespaces/default/services/new";
+        const NEW_PATCH: &str = "/api/v1/namespaces/default/services/new?";
+        const OLD: &str = "/api/v1/namespaces/default/services/old";
+        const OLD_PATCH: &str = "/api/v1/namespaces/default/services/old?";
+        const CREATE: &str = "/api/v1/namespaces/kube-system/configmaps?";
+        let labelled = |svc: &str, pool: &str| service(svc, Some(pool));
+        // NB: what CIS reads between the calls: the new pool's Service is labelled before the
+        // declaration naming the pool arrives, and the old one keeps its labels until after.
+        let (client, scenario) = Scenario::client(vec![
+            Call::new(Method::GET, NEW, 200, service("new", None)),
+            Call::new(Method::PATCH, NEW_PATCH, 200, labelled("new", "new_pool")),
+            Call::new(Method::POST, CREATE, 201, serde_json::to_value(stored("new", true)).unwrap_or_default()),
+            Call::new(Method::GET, OLD, 200, labelled("old", "old_pool")),
+            Call::new(Method::PATCH, OLD_PATCH, 200, service("old", None)),
+        ]);
+        let (mut desired, previous) = moving_pool();
+        let (result, bodies) =
+            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), &previous, false)).await;
+        assert!(matches!(result, Ok(None)), "{result:?}");
+        assert_eq!(bodies[1]["metadata"]["labels"][CIS_POOL], "new_pool", "{}", bodies[1]);
+        assert_eq!(bodies[2]["data"][TEMPLATE_KEY], "new");
+        for key in SERVICE_LABEL_KEYS {
+            assert!(bodies[4]["metadata"]["labels"][key].is_null(), "{key} removed: {}", bodies[4]);
+        }
+
+        // The member cluster refuses the ConfigMap: the tenant is held back on its last good
+        // declaration, so the new Service loses the labels it was given and the old keeps its.
+        let refusal = json!({"kind": "Status", "code": 413, "message": "Request entity too large"});
+        let (client, scenario) = Scenario::client(vec![
+            Call::new(Method::GET, NEW, 200, service("new", None)),
+            Call::new(Method::PATCH, NEW_PATCH, 200, labelled("new", "new_pool")),
+            Call::new(Method::POST, CREATE, 413, refusal),
+            Call::new(Method::GET, NEW, 200, labelled("new", "new_pool")),
+            Call::new(Method::PATCH, NEW_PATCH, 200, service("new", None)),
+        ]);
+        let (mut desired, previous) = moving_pool();
+        let (result, bodies) =
+            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), &previous, false)).await;
+        assert!(matches!(result, Ok(None)), "refused for good, not retried: {result:?}");
+        assert!(bodies[4]["metadata"]["labels"][CIS_POOL].is_null(), "{}", bodies[4]);
+        let held = &desired.tenants["t1"];
+        assert!(held.blocked && held.services == previous["t1"].services, "{held:?}");
+        assert!(held.faults["ticket-a"].contains("413"), "{:?}", held.faults);
     }
 }
