@@ -33,6 +33,16 @@ async fn end_state(
     )
 }
 
+/// Waits until the listener is placed: its declaration written and its Service labelled. NB:
+/// both, as a sync labels the Service before it writes the declaration.
+async fn placed(w: &World) {
+    until("the listener placed", 10, || async {
+        let written = deployed(&w.member).await.is_some_and(|d| d["acp-region01"].get("team-a_http_app").is_some());
+        written && service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
     let mut reference = None;
@@ -56,19 +66,13 @@ async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
             first.abort();
             let second = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
             wait_phase(&w.tickets, "web", Phase::Enabled).await;
-            until("labels", 10, || async {
-                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
-            })
-            .await;
+            placed(&w).await;
             let state = end_state(&w, &lbdesk).await;
             second.abort();
             assert_eq!(Some(&state), reference.as_ref(), "after a crash at {step:?}");
         } else {
             wait_phase(&w.tickets, "web", Phase::Enabled).await;
-            until("labels", 10, || async {
-                service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
-            })
-            .await;
+            placed(&w).await;
             let state = end_state(&w, &lbdesk).await;
             assert_eq!(state.5, 1, "one policy request, retried only with its recordID");
             assert!(state.2.is_some());

@@ -207,20 +207,16 @@ async fn a_ticket_goes_through_its_whole_life() {
     assert_eq!(phases, [Phase::Created, Phase::Failed, Phase::Created, Phase::Enabled]);
     assert_eq!(pairs(&w.lbs).await, [("web".into(), "20.1.0.20".into(), "10.0.0.1".into(), BondState::Bond)]);
 
-    // Enabled: the ConfigMap is what `lbdesk render` gives for the same objects; labels follow.
+    // Enabled: the ConfigMap is what `lbdesk render` gives for the same objects.
     until("the ConfigMap", 10, || async { deployed(&w.member).await.is_some() }).await;
     until("the declaration to equal render's", 10, || async { deployed(&w.member).await == Some(rendered(&w).await) })
         .await;
-    // NB: the sync writes the ConfigMap first, then the labels: wait for them too.
-    until("the Service's CIS labels", 10, || async {
-        service_labels(&w.member, "web-v1").await.get("cis.f5.com/as3-pool").map(String::as_str)
-            == Some("web-v1_8080_pool")
-    })
-    .await;
-    until("the namespace's selector labels", 10, || async {
-        namespace_labels(&w.member).await.get("zone").map(String::as_str) == Some("f5")
-    })
-    .await;
+    // NB: a sync labels the Services and namespaces before it writes the ConfigMap, so CIS finds
+    // the pool's members with the first declaration naming the pool.
+    let labels = service_labels(&w.member, "web-v1").await;
+    assert_eq!(labels.get("cis.f5.com/as3-pool").map(String::as_str), Some("web-v1_8080_pool"), "{labels:?}");
+    let labels = namespace_labels(&w.member).await;
+    assert_eq!(labels.get("zone").map(String::as_str), Some("f5"), "{labels:?}");
     // What CIS will post (issue #24): the ConfigMap is read (its namespace is labelled), the
     // pools are filled from the Endpoints, and the declaration is valid under CIS's schema.
     let cis = crate::cis::readme_args(&BTreeMap::from([("zone".to_string(), "f5".to_string())]));
