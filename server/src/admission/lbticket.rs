@@ -2,8 +2,8 @@
 //! (`policy::check_change`), on the management cluster as the watch caches hold it; a delete
 //! only once Disabled (or Failed), or of the record a Deleted ticket leaves.
 
-use app::domain::crd::{Lbticket, project_of};
-use app::domain::policy::{Denied, View, check_change, check_delete};
+use app::domain::crd::Lbticket;
+use app::domain::policy::{Denied, View, check_change, check_delete, read_around};
 
 use super::{Admission, Denial, Review};
 
@@ -19,12 +19,7 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
             check_change(&review.name, Some(o), t, &none)
         }
         (Some(t), before) => {
-            // NB: the tickets the check reads are those of the ticket's namespace (whose
-            // Services it must leave to their users) and of its project (its quota).
-            let project = project_of(t).map(str::to_string);
-            let tickets = admission
-                .tickets(|o| o.spec.namespace == t.spec.namespace || project_of(o) == project.as_deref())
-                .await?;
+            let tickets = admission.tickets(read_around(t)).await?;
             let (loadbalancers, rules, quotas) =
                 (admission.list(|_| true).await?, admission.list(|_| true).await?, admission.list(|_| true).await?);
             let view = View { tickets: &tickets, loadbalancers: &loadbalancers, rules: &rules, quotas: &quotas };

@@ -78,6 +78,16 @@ pub fn check_change(name: &str, before: Option<&Lbticket>, after: &Lbticket, vie
     within_quota(&limits, &held_before, &held_after, &after.spec.loadbalancer).map_err(Denied::Forbidden)
 }
 
+/// The requests [`check_change`] reads around `after`: those of its namespace (whose Services
+/// it must leave to their users) and, when it has a project, those of its project (its quota).
+/// What a caller reading them from a cache of every request keeps.
+/// NB: requests of no project are not one project: a request without one reads no quota, and
+/// keeping every other project-less request copied thousands of them on each write.
+pub fn read_around(after: &Lbticket) -> impl Fn(&Lbticket) -> bool + '_ {
+    let project = project_of(after);
+    move |t| t.spec.namespace == after.spec.namespace || (project.is_some() && project_of(t) == project)
+}
+
 /// Whether a request in the phase `before` has may be deleted: once Disabled or Failed, and the
 /// record a Deleted request leaves at any time.
 pub fn check_delete(before: &Lbticket) -> Result<(), Denied> {

@@ -236,3 +236,53 @@ fn deletions_follow_the_phase() {
         assert_eq!(check_delete(&t).is_ok(), allowed, "{phase:?}");
     }
 }
+
+#[test]
+fn what_a_change_reads_around_it() {
+    let elsewhere = |name: &str, project: Option<&str>| {
+        let mut t = ticket(name, project.unwrap_or_default(), Phase::Enabled, vec![]);
+        t.spec.namespace = "other".into();
+        if project.is_none() {
+            t.metadata.labels = None;
+        }
+        t
+    };
+    let of_a = ticket("t9", "a", Phase::Created, vec![]);
+    let mut of_none = of_a.clone();
+    of_none.metadata.labels = None;
+    for (desc, changed, around, read) in [
+        ("its namespace, another project", &of_a, ticket("t1", "b", Phase::Enabled, vec![]), true),
+        ("its project, another namespace", &of_a, elsewhere("t2", Some("a")), true),
+        ("another project, another namespace", &of_a, elsewhere("t3", Some("b")), false),
+        ("no project, another namespace", &of_a, elsewhere("t4", None), false),
+        ("of no project: its namespace", &of_none, ticket("t1", "b", Phase::Enabled, vec![]), true),
+        ("of no project: another project-less one elsewhere", &of_none, elsewhere("t4", None), false),
+    ] {
+        assert_eq!(read_around(changed)(&around), read, "{desc}");
+    }
+}
+
+#[test]
+fn a_change_judged_on_what_it_reads_is_judged_as_on_everything() {
+    let w = world();
+    let mut far = ticket("t8", "b", Phase::Enabled, vec![listener("l1", "api")]);
+    far.spec.namespace = "other".into();
+    let everything: Vec<Lbticket> = w.tickets.iter().cloned().chain([far]).collect();
+    let before = w.get("t1");
+    let mut quota_full = before.clone();
+    quota_full.spec.listeners.extend([listener("l1", "x"), listener("l2", "y"), listener("l3", "z")]);
+    let mut on_used = before.clone();
+    on_used.spec.listeners.push(listener("l1", "db"));
+    for (desc, after) in
+        [("within everything", before.clone()), ("over the quota", quota_full), ("a used Service", on_used)]
+    {
+        let read: Vec<Lbticket> = everything.iter().filter(|t| read_around(&after)(t)).cloned().collect();
+        let full = View { tickets: &everything, ..w.view() };
+        let part = View { tickets: &read, ..w.view() };
+        assert_eq!(
+            check_change("t1", Some(&before), &after, &part),
+            check_change("t1", Some(&before), &after, &full),
+            "{desc}"
+        );
+    }
+}
