@@ -70,6 +70,19 @@ fn rss_mib() -> f64 {
         / 1024.0
 }
 
+/// The cluster syncs `ctx` has timed so far: how many, and their seconds in all (from its
+/// metrics, as Prometheus would read them).
+fn syncs_timed(ctx: &reconciler::Context) -> (f64, f64) {
+    let text = ctx.metrics.render();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix("{kind=\"sync\"} "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (value("lbdesk_reconcile_duration_seconds_count"), value("lbdesk_reconcile_duration_seconds_sum"))
+}
+
 /// Waits until the reconciler has handled at least `n` tickets and then gone quiet.
 async fn settle(ctx: &reconciler::Context, n: u64) {
     loop {
@@ -213,6 +226,7 @@ pub async fn run() -> anyhow::Result<()> {
     // Ticket create → its virtual server in the tenant's ConfigMap, 200 times.
     let cms: Api<ConfigMap> = Api::namespaced(member.clone(), "kube-system");
     let mut latencies = Vec::new();
+    let syncs_before = syncs_timed(&second);
     for n in 0..200 {
         let t = n % TENANTS + 1;
         let name = format!("new-{n:03}");
@@ -271,6 +285,13 @@ pub async fn run() -> anyhow::Result<()> {
         ms(latencies[99]),
         ms(latencies[197]),
         ms(latencies[199])
+    );
+    let syncs_after = syncs_timed(&second);
+    let (syncs, seconds) = (syncs_after.0 - syncs_before.0, syncs_after.1 - syncs_before.1);
+    println!(
+        "cluster syncs meanwhile: {syncs:.0} ({:.2} per creation), {:.1} ms each on average",
+        syncs / 200.0,
+        seconds * 1000.0 / syncs.max(1.0)
     );
     println!(
         "resident memory of the process (lbdesk serve, reconciler and this benchmark's clients): {:.0} MiB",
