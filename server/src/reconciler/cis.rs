@@ -2,13 +2,11 @@
 //! member cluster is read (`crate::cis::deployment`), its arguments checked by the domain
 //! (`cis::args::check`), and the answer written as the `CisReady` condition and the metric.
 
-use app::domain::cis::args::{Needs, check};
-use app::domain::crd::CONDITION_CIS_READY;
-use app::domain::policy::effective_partition;
 use std::collections::HashMap;
 
-use app::domain::cis::args::CisArgs;
-use app::domain::crd::{CisSpec, Loadbalancer};
+use app::domain::cis::args::{CisArgs, Needs, check};
+use app::domain::crd::{CONDITION_CIS_READY, CisSpec, Loadbalancer};
+use app::domain::policy::effective_partition;
 use kube::ResourceExt;
 
 use super::Context;
