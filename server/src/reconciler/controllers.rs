@@ -15,8 +15,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 
 use super::backoff::Backoff;
+use super::concerns::Wake;
 use super::{
-    Caches, Context, Result, Shutdown, Wakers, addresses, crash, lbticket, loadbalancer, readback, syncers, tenant,
+    Caches, Context, Result, Shutdown, Wakers, addresses, concerns, crash, lbticket, loadbalancer, readback, syncers,
 };
 
 /// Reconciles running at once per controller. Unbounded, a resync of 10,000 tickets opens a
@@ -24,14 +25,14 @@ use super::{
 const CONCURRENCY: u16 = 16;
 
 /// A cache of `api`, kept current by a watch, and the stream of the objects it takes in;
-/// every change that `concerns` the member clusters wakes the syncers.
+/// each change wakes the syncers of the member clusters it `concerns`.
 ///
 /// NB: the controllers are driven by this stream and read this cache, so each object is
 /// watched and held once (a Loadbalancer with 2,000 pairs is 150 KB per change).
 fn cache<K>(
     api: Api<K>,
     wake: Arc<Wakers>,
-    mut concerns: impl FnMut(&K) -> bool + Send + 'static,
+    mut concerns: impl FnMut(&K) -> Wake + Send + 'static,
 ) -> (Store<K>, impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static)
 where
     K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
@@ -40,11 +41,7 @@ where
     let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
         .default_backoff()
         .touched_objects()
-        .inspect(move |changed| {
-            if changed.as_ref().map_or(true, &mut concerns) {
-                wake.wake_all();
-            }
-        });
+        .inspect(move |changed| wake.wake(&changed.as_ref().map_or(Wake::Everyone, &mut concerns)));
     (reader, changes)
 }
 
@@ -60,9 +57,11 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     ctx.running.store(true, Ordering::Relaxed);
     let mgmt = ctx.clusters.mgmt().clone();
     let wake = ctx.wakers.clone();
-    let (tickets, ticket_changes) = cache(Api::all(mgmt.clone()), wake.clone(), tenant::placement_changes());
-    let (rules, rule_changes) = cache(Api::<Lbrule>::all(mgmt.clone()), wake.clone(), |_| true);
-    let (loadbalancers, lb_changes) = cache(Api::all(mgmt), wake, tenant::loadbalancer_changes());
+    let (loadbalancers, lb_changes) = cache(Api::all(mgmt.clone()), wake.clone(), concerns::loadbalancers());
+    let (tickets, ticket_changes) =
+        cache(Api::all(mgmt.clone()), wake.clone(), concerns::tickets(loadbalancers.clone()));
+    let rules_concern = concerns::rules(tickets.clone(), loadbalancers.clone());
+    let (rules, rule_changes) = cache(Api::<Lbrule>::all(mgmt), wake, rules_concern);
     ctx.begin(Caches { tickets: tickets.clone(), rules, loadbalancers: loadbalancers.clone() });
     let rule_cache = rule_changes.take_until(shutdown.clone()).for_each(|_| async {});
     let (listed, ledger_listed) = tokio::sync::watch::channel(false);

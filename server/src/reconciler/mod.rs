@@ -11,6 +11,7 @@ mod addresses;
 mod allocation;
 mod backoff;
 mod cis;
+mod concerns;
 pub mod controllers;
 mod crash;
 mod desired;

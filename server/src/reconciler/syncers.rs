@@ -8,12 +8,18 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tokio::sync::Notify;
 
+use super::concerns::Wake;
 use super::{Context, Shutdown, Wakers, measured, reachability, tenant};
 
 impl Wakers {
-    /// Wakes every syncer and the supervisor: something they read changed.
-    pub fn wake_all(&self) {
-        self.by_cluster.read().unwrap_or_else(|p| p.into_inner()).values().for_each(|n| n.notify_one());
+    /// Wakes the syncers `wake` names, and the supervisor: something they read changed.
+    pub fn wake(&self, wake: &Wake) {
+        let by_cluster = self.by_cluster.read().unwrap_or_else(|p| p.into_inner());
+        match wake {
+            Wake::Nobody => return,
+            Wake::Everyone => by_cluster.values().for_each(|n| n.notify_one()),
+            Wake::Clusters(clusters) => clusters.iter().filter_map(|c| by_cluster.get(c)).for_each(|n| n.notify_one()),
+        }
         self.supervisor.notify_one();
     }
 

@@ -29,47 +29,14 @@ fn name_of(meta: &ObjectMeta) -> &str {
 }
 
 /// Whether a ticket places anything in its member cluster now: listeners or F5 Ingresses.
-fn places(spec: &LbticketSpec, status: Option<&LbticketStatus>) -> bool {
+pub(super) fn places(spec: &LbticketSpec, status: Option<&LbticketStatus>) -> bool {
     as3::is_live(spec, status) || cis_ingress::is_live(spec, status)
 }
 
-/// Whether a change of a ticket concerns the member clusters: it changes what a live ticket
-/// places (it became live, or its spec or address changed), it ends a ticket's placement, or
-/// a live ticket lacks the `Rendered` report for its generation (a sync writes it). The many
-/// writes of a ticket on its way to Enabled, and the sync's own report, concern no one.
-pub fn placement_changes() -> impl FnMut(&Lbticket) -> bool + Send + 'static {
-    let mut placed: HashMap<String, u64> = HashMap::new();
-    move |ticket| {
-        let name = ticket.name_any();
-        match ticket.status.as_ref().filter(|s| live(ticket) && places(&ticket.spec, Some(s))) {
-            Some(status) => {
-                let veip = status.veip.as_deref().unwrap_or_default();
-                let digest = as3::ticket_digest(&as3::TicketInput { name: &name, spec: &ticket.spec, veip });
-                let moved = placed.get(&name) != Some(&digest);
-                placed.insert(name, digest);
-                moved || rendered(ticket).is_none()
-            }
-            None => placed.remove(&name).is_some(),
-        }
-    }
-}
-
 /// The ticket's `Rendered` condition, when it reports on the ticket's current generation.
-fn rendered(ticket: &Lbticket) -> Option<&Condition> {
+pub(super) fn rendered(ticket: &Lbticket) -> Option<&Condition> {
     let status = ticket.status.as_ref()?;
     status.conditions.iter().find(|c| c.type_ == "Rendered" && c.observed_generation == ticket.metadata.generation)
-}
-
-/// Whether a change of a Loadbalancer can change what its member cluster holds: its spec
-/// (a new generation), or its going. Its status (every allocation writes it) cannot.
-pub fn loadbalancer_changes() -> impl FnMut(&Loadbalancer) -> bool + Send + 'static {
-    let mut seen = HashMap::new();
-    move |lb| {
-        // NB: without a generation (not a Kubernetes API server), every write counts.
-        let version = lb.metadata.generation.map(|g| g.to_string()).or_else(|| lb.metadata.resource_version.clone());
-        let now = (version, live(lb));
-        seen.insert(lb.name_any(), now.clone()) != Some(now)
-    }
 }
 
 /// Brings `cluster` to what its Loadbalancers, tickets and rules ask for (from the caches), and
@@ -285,44 +252,6 @@ mod tests {
 
     use super::super::desired::Write;
     use super::*;
-
-    #[test]
-    fn only_changes_of_placement_wake_the_syncers() {
-        use app::domain::crd::{F5Ingress, LbType, Phase};
-        for lbtype in [LbType::Listener, LbType::Ingress] {
-            let mut concerns = placement_changes();
-            let mut ticket = Lbticket::new("t", LbticketSpec { lbtype, ..Default::default() });
-            ticket.metadata.generation = Some(1);
-            assert!(!concerns(&ticket), "no status: nothing placed");
-            ticket.status = Some(LbticketStatus { phase: Phase::Created, ..Default::default() });
-            assert!(!concerns(&ticket), "on its way to Enabled");
-            let status = ticket.status.get_or_insert_default();
-            status.phase = Phase::Enabled;
-            status.veip = Some("20.1.0.1".into());
-            assert!(concerns(&ticket), "{lbtype:?} became live");
-            assert!(concerns(&ticket), "live, not reported yet");
-            let status = ticket.status.get_or_insert_default();
-            set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(1));
-            assert!(!concerns(&ticket), "the sync's own report");
-            match lbtype {
-                LbType::Listener => ticket.spec.namespace = "team-b".into(),
-                LbType::Ingress => {
-                    ticket.spec.ingresses.push(F5Ingress { name: "shop".into(), rules: vec![], tls_secret: None })
-                }
-            }
-            assert!(concerns(&ticket), "{lbtype:?}: spec changed");
-            ticket.metadata.generation = Some(2);
-            assert!(concerns(&ticket), "the report is for an older generation");
-            let status = ticket.status.get_or_insert_default();
-            set_condition(&mut status.conditions, "Rendered", true, "Written", "", Some(2));
-            assert!(!concerns(&ticket));
-            ticket.status.get_or_insert_default().veip = Some("20.1.0.2".into());
-            assert!(concerns(&ticket), "{lbtype:?}: address changed");
-            ticket.status.get_or_insert_default().phase = Phase::Disabled;
-            assert!(concerns(&ticket), "withdrawn");
-            assert!(!concerns(&ticket), "already withdrawn");
-        }
-    }
 
     /// The ConfigMap of tenant `t1`, as the mocked API holds it: `template`, labelled or not.
     fn stored(template: &str, labelled: bool) -> ConfigMap {
