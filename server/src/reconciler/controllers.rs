@@ -50,8 +50,9 @@ where
 /// with leader election, when the lease is lost, and runs it again once it is won back).
 ///
 /// NB: one run at a time per context. A run lists afresh and forgets what the last one learned.
-/// NB: the syncers work from the caches and run after every change the caches take in, so the
-/// last sync always sees the last change: no stale view can have the last word.
+/// NB: the syncers work from the caches and each runs after every change the caches take in
+/// that concerns its cluster, so its last sync always sees the last such change: no stale view
+/// can have the last word.
 pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
     let shutdown: Shutdown = shutdown.boxed().shared();
     ctx.running.store(true, Ordering::Relaxed);
