@@ -15,7 +15,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 
 use super::backoff::Backoff;
-use super::concerns::Wake;
+use super::concerns::{Held, Wake};
 use super::{
     Caches, Context, Result, Shutdown, Wakers, addresses, concerns, crash, lbticket, loadbalancer, readback, syncers,
 };
@@ -32,7 +32,7 @@ const CONCURRENCY: u16 = 16;
 fn cache<K>(
     api: Api<K>,
     wake: Arc<Wakers>,
-    mut concerns: impl FnMut(&K) -> Wake + Send + 'static,
+    mut concerns: impl FnMut(&K, Held) -> Wake + Send + 'static,
 ) -> (Store<K>, impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static)
 where
     K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
@@ -40,8 +40,15 @@ where
     let (reader, writer) = reflector::store();
     let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
         .default_backoff()
-        .touched_objects()
-        .inspect(move |changed| wake.wake(&changed.as_ref().map_or(Wake::Everyone, &mut concerns)));
+        .inspect(move |event| {
+            wake.wake(&match event {
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => concerns(object, Held::Still),
+                Ok(watcher::Event::Delete(object)) => concerns(object, Held::Gone),
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => Wake::Nobody,
+                Err(_) => Wake::Everyone,
+            })
+        })
+        .touched_objects();
     (reader, changes)
 }
 
