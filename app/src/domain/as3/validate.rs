@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::OnceLock;
 
+mod schema;
+
+use schema::Schema;
 use serde_json::{Map, Value};
 
 use super::names::is_legal;
@@ -48,33 +51,16 @@ pub fn f5bigip(s: &str) -> bool {
     s.len() > 1 && s.starts_with('/') && !s[1..].chars().any(forbidden)
 }
 
-/// A draft-07 validator of `schema` aimed at its definition `root`, with AS3's formats.
-fn build(schema: &str, root: &str) -> Result<jsonschema::Validator, String> {
-    let mut schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
-    // NB: the root is `oneOf [AS3, ADC, …]`, whose errors say only "no branch matched";
-    // aiming at one definition gives errors that point into the declaration.
-    if let Some(top) = schema.as_object_mut() {
-        top.remove("oneOf");
-        top.insert("$ref".into(), Value::String(format!("#/definitions/{root}")));
-    }
-    jsonschema::draft7::options()
-        .should_validate_formats(true)
-        .with_format("f5ip", f5ip)
-        .with_format("f5bigip", f5bigip)
-        .build(&schema)
-        .map_err(|e| e.to_string())
-}
-
-fn validator() -> Result<&'static jsonschema::Validator, Fault> {
-    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
-    let built = VALIDATOR.get_or_init(|| build(SCHEMA, "ADC"));
+fn validator() -> Result<&'static Schema, Fault> {
+    static VALIDATOR: OnceLock<Result<Schema, String>> = OnceLock::new();
+    let built = VALIDATOR.get_or_init(|| Schema::build(SCHEMA, "ADC"));
     built.as_ref().map_err(|e| Fault { origin: None, message: format!("the AS3 schema does not load: {e}") })
 }
 
-fn cis_validator() -> Result<&'static jsonschema::Validator, String> {
-    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+fn cis_validator() -> Result<&'static Schema, String> {
+    static VALIDATOR: OnceLock<Result<Schema, String>> = OnceLock::new();
     VALIDATOR
-        .get_or_init(|| build(CIS_SCHEMA, "AS3"))
+        .get_or_init(|| Schema::build(CIS_SCHEMA, "AS3"))
         .as_ref()
         .map_err(|e| format!("CIS's AS3 schema does not load: {e}"))
 }
@@ -82,8 +68,12 @@ fn cis_validator() -> Result<&'static jsonschema::Validator, String> {
 /// Checks an AS3 request (`{"class": "AS3", "declaration": …}`) as CIS v2.20.2 does before
 /// posting it: against its own AS3 3.52 schema. The first few errors, each with where.
 pub fn validate_as_cis(request: &Value) -> Result<(), String> {
-    let errors: Vec<String> =
-        cis_validator()?.iter_errors(request).take(5).map(|e| format!("{e} (at {})", e.instance_path())).collect();
+    let errors: Vec<String> = cis_validator()?
+        .validator
+        .iter_errors(request)
+        .take(5)
+        .map(|e| format!("{e} (at {})", e.instance_path()))
+        .collect();
     if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
 }
 
@@ -134,8 +124,7 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
     request["declaration"][&rendered.tenant] = tenant;
     let validator = cis_validator().map_err(fail)?;
     let faults = schema_faults(
-        validator,
-        &request,
+        validator.errors(&request, Some("declaration")),
         1,
         &rendered.origins,
         "what CIS would post is invalid under its AS3 3.52 schema",
@@ -150,7 +139,8 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
 /// bytes from the stored objects and would check them again (two schemas over a 500-listener
 /// tenant: tens of milliseconds each time). The last tenants that passed are remembered by a
 /// hash keyed per process, so that no one's text can be made to collide with a tenant that
-/// passed; a tenant that fails is checked again each time.
+/// passed; a tenant that fails is checked again each time. A tenant not remembered is checked
+/// one application at a time, the applications that passed being remembered too (`schema`).
 pub fn validate_tenant(rendered: &Rendered) -> Result<(), Vec<Fault>> {
     use std::collections::VecDeque;
     use std::hash::{BuildHasher, RandomState};
@@ -173,18 +163,16 @@ pub fn validate_tenant(rendered: &Rendered) -> Result<(), Vec<Fault>> {
     Ok(())
 }
 
-/// The first schema errors of `doc`, each a fault naming where it is and, when the path
+/// Schema `errors`, each a fault naming where it is and, when the path
 /// reaches an item (`depth` levels above `/<tenant>/<app>/<item>`), where that comes from.
 fn schema_faults(
-    validator: &jsonschema::Validator,
-    doc: &Value,
+    errors: Vec<jsonschema::ValidationError<'static>>,
     depth: usize,
     origins: &Origins,
     what: &str,
 ) -> Vec<Fault> {
-    validator
-        .iter_errors(doc)
-        .take(20)
+    errors
+        .into_iter()
         .map(|e| {
             let path = e.instance_path().to_string();
             let parts: Vec<&str> = path.split('/').skip(1 + depth).collect();
@@ -259,7 +247,7 @@ pub fn validate_adc(adc: &str, origins: &Origins) -> Result<(), Vec<Fault>> {
 pub fn validate_content(adc: &str, origins: &Origins) -> Result<(), Vec<Fault>> {
     let doc: Value =
         serde_json::from_str(adc).map_err(|e| vec![Fault { origin: None, message: format!("not JSON: {e}") }])?;
-    let mut faults = schema_faults(validator().map_err(|f| vec![f])?, &doc, 0, origins, "AS3 schema");
+    let mut faults = schema_faults(validator().map_err(|f| vec![f])?.errors(&doc, None), 0, origins, "AS3 schema");
     if let Some(adc) = doc.as_object() {
         for (tenant, body) in adc {
             if let Some(apps) = body.as_object().filter(|b| b.get("class") == Some(&Value::from("Tenant"))) {
@@ -444,7 +432,8 @@ mod tests {
         ] {
             let doc: Value = serde_json::from_str(text).expect("example JSON");
             let adc = if doc["class"] == "AS3" { doc["declaration"].clone() } else { doc };
-            let errors: Vec<String> = validator().expect("schema").iter_errors(&adc).map(|e| e.to_string()).collect();
+            let errors: Vec<String> =
+                validator().expect("schema").validator.iter_errors(&adc).map(|e| e.to_string()).collect();
             assert!(errors.is_empty(), "{name}: {errors:?}");
         }
     }
