@@ -69,8 +69,8 @@ fn cis_validator() -> Result<&'static Schema, String> {
 /// posting it: against its own AS3 3.52 schema. The first few errors, each with where.
 pub fn validate_as_cis(request: &Value) -> Result<(), String> {
     let errors: Vec<String> = cis_validator()?
-        .errors(request, Some("declaration"))
-        .into_iter()
+        .validator
+        .iter_errors(request)
         .take(5)
         .map(|e| format!("{e} (at {})", e.instance_path()))
         .collect();
