@@ -180,16 +180,6 @@ mod tests {
     }
 
     #[test]
-    fn a_placed_ticket_deleted_at_once_wakes_its_cluster_once() {
-        let mut concerns = tickets(loadbalancers_cached());
-        let mut ticket = Lbticket::new("t", LbticketSpec { loadbalancer: "lb-a".into(), ..Default::default() });
-        enabled(&mut ticket, "20.1.0.1");
-        assert_eq!(concerns(&ticket, Held::Still), on(&["a"]));
-        assert_eq!(concerns(&ticket, Held::Gone), on(&["a"]), "gone without its finalizer: withdrawn");
-        assert_eq!(concerns(&ticket, Held::Gone), Wake::Nobody, "nothing remembered of it");
-    }
-
-    #[test]
     fn a_ticket_wakes_the_cluster_it_left_and_everyone_when_its_cluster_is_unknown() {
         let mut concerns = tickets(loadbalancers_cached());
         let mut ticket = Lbticket::new("t", LbticketSpec { loadbalancer: "lb-a".into(), ..Default::default() });
@@ -211,6 +201,8 @@ mod tests {
         stray.spec.loadbalancer = "lb-a".into();
         assert_eq!(concerns(&stray, Held::Still), Wake::Everyone, "where it was placed before is not known");
         assert_eq!(concerns(&stray, Held::Still), on(&["a"]));
+        assert_eq!(concerns(&stray, Held::Gone), on(&["a"]), "deleted without its finalizer: withdrawn");
+        assert_eq!(concerns(&stray, Held::Gone), Wake::Nobody, "nothing remembered of it");
     }
 
     #[test]

@@ -142,24 +142,13 @@ pub fn validate_posted(rendered: &Rendered) -> Result<(), Vec<Fault>> {
 /// passed; a tenant that fails is checked again each time. A tenant not remembered is checked
 /// one application at a time, the applications that passed being remembered too (`schema`).
 pub fn validate_tenant(rendered: &Rendered) -> Result<(), Vec<Fault>> {
-    use std::collections::VecDeque;
-    use std::hash::{BuildHasher, RandomState};
-    use std::sync::Mutex;
-    const REMEMBERED: usize = 32;
-    static KEYS: OnceLock<RandomState> = OnceLock::new();
-    static PASSED: Mutex<VecDeque<u64>> = Mutex::new(VecDeque::new());
-    let hash = KEYS.get_or_init(RandomState::new).hash_one((&rendered.tenant, &rendered.adc));
-    let passed = || PASSED.lock().unwrap_or_else(|p| p.into_inner());
-    if passed().contains(&hash) {
+    let whole = schema::hash(("tenant", &rendered.tenant, &rendered.adc));
+    if schema::passed(whole) {
         return Ok(());
     }
     validate_content(&rendered.adc, &rendered.origins)?;
     validate_posted(rendered)?;
-    let mut passed = passed();
-    if passed.len() == REMEMBERED {
-        passed.pop_front();
-    }
-    passed.push_back(hash);
+    schema::remember(whole);
     Ok(())
 }
 

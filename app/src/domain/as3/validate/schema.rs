@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 /// The most errors reported for one document.
 const MAX_ERRORS: usize = 20;
-/// How many parts that passed are remembered (a hash each), across all tenants.
+/// How many parts (and whole tenants) that passed are remembered, a hash each.
 const REMEMBERED: usize = 16_384;
 
 /// A draft-07 validator of an AS3 schema, and the properties its ADC and tenant define.
@@ -51,10 +51,21 @@ impl Passed {
 
 static PASSED: Mutex<Option<Passed>> = Mutex::new(None);
 
-/// Keyed per process, so that no one's declaration can be made to collide with a part that passed.
-fn keys() -> &'static RandomState {
+/// The hash of what passed a check, keyed per process, so that no one's declaration can be made
+/// to collide with something that passed.
+pub(super) fn hash(what: impl std::hash::Hash) -> u64 {
     static KEYS: OnceLock<RandomState> = OnceLock::new();
-    KEYS.get_or_init(RandomState::new)
+    KEYS.get_or_init(RandomState::new).hash_one(what)
+}
+
+/// Whether something of this `hash` passed.
+pub(super) fn passed(hash: u64) -> bool {
+    PASSED.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.set.contains(&hash))
+}
+
+/// Remembers that something of this `hash` passed.
+pub(super) fn remember(hash: u64) {
+    PASSED.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_default().remember(hash);
 }
 
 /// The names the definition `name` of `schema` gives properties of its own.
@@ -107,12 +118,7 @@ impl Schema {
             _ => adc,
         };
         let shell_doc = within(Value::Object(shell.clone()));
-        let shell_hash = keys().hash_one(&shell_doc);
-        let passed = |hash: u64| {
-            PASSED.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|p| p.set.contains(&hash))
-        };
-        let remember =
-            |hash: u64| PASSED.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_default().remember(hash);
+        let shell_hash = hash(&shell_doc);
         if !passed(shell_hash) {
             if !self.validator.is_valid(&shell_doc) {
                 return whole();
@@ -121,8 +127,8 @@ impl Schema {
         }
         let mut errors = Vec::new();
         for (tenant, app, body) in apps {
-            let hash = keys().hash_one((shell_hash, tenant, app, body));
-            if passed(hash) {
+            let part_hash = hash((shell_hash, tenant, app, body));
+            if passed(part_hash) {
                 continue;
             }
             let mut part = shell.clone();
@@ -133,7 +139,7 @@ impl Schema {
             let before = errors.len();
             errors.extend(self.validator.iter_errors(&part).take(MAX_ERRORS - before).map(ValidationError::to_owned));
             if errors.len() == before {
-                remember(hash);
+                remember(part_hash);
             } else if errors.len() >= MAX_ERRORS {
                 break;
             }
