@@ -13,15 +13,15 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use super::live;
 use super::tenant::{places, rendered};
 
-/// Whether the cache still holds an object after a change of it: a deletion is the last change
-/// of its name, and what is remembered of the name goes with it.
-///
-/// NB: an object deleted while the watch was down is not reported by the relist; what is
-/// remembered of it stays until the process restarts (a name, a digest and a cluster's name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Held {
-    Still,
-    Gone,
+/// What a cache took in of an object of one kind.
+pub enum Change<'a, K> {
+    /// Applied, or listed: the cache holds it.
+    Held(&'a K),
+    /// Deleted: the last change of its name, and what is remembered of the name goes with it.
+    Gone(&'a K),
+    /// A list of every object ended (the watch began again): a name remembered that the cache
+    /// does not hold (`holds`) was deleted while the watch was down, and goes as if deleted.
+    Relisted(&'a dyn Fn(&str) -> bool),
 }
 
 /// The syncers a change wakes.
@@ -40,6 +40,23 @@ impl Wake {
     }
 }
 
+/// Forgets the names remembered that the cache no longer `holds` (deleted while the watch was
+/// down), waking the clusters they were on (`cluster`); nobody when none went.
+fn missed<V>(
+    remembered: &mut HashMap<String, V>,
+    holds: &dyn Fn(&str) -> bool,
+    cluster: impl Fn(&V) -> Option<String>,
+) -> Wake {
+    let mut gone = Vec::new();
+    remembered.retain(|name, was| {
+        holds(name) || {
+            gone.push(cluster(was));
+            false
+        }
+    });
+    if gone.is_empty() { Wake::Nobody } else { Wake::clusters(gone) }
+}
+
 /// The member cluster of load balancer `name`, as cached.
 fn cluster_of(lbs: &Store<Loadbalancer>, name: &str) -> Option<String> {
     lbs.get(&ObjectRef::new(name)).map(|lb| lb.spec.cluster.clone())
@@ -50,13 +67,18 @@ fn cluster_of(lbs: &Store<Loadbalancer>, name: &str) -> Option<String> {
 /// or where a live ticket lacks the `Rendered` report for its generation (a sync writes it). The
 /// many writes of a ticket on its way to Enabled, and the sync's own report, concern no one.
 /// A ticket moved to another load balancer concerns the cluster it left too.
-pub fn tickets(lbs: Store<Loadbalancer>) -> impl FnMut(&Lbticket, Held) -> Wake + Send + 'static {
+pub fn tickets(lbs: Store<Loadbalancer>) -> impl FnMut(Change<Lbticket>) -> Wake + Send + 'static {
     // The digest of what each placed ticket places, and the cluster it places it on.
     let mut placed: HashMap<String, (u64, Option<String>)> = HashMap::new();
-    move |ticket, held| {
+    move |change| {
+        let (ticket, held) = match change {
+            Change::Held(ticket) => (ticket, true),
+            Change::Gone(ticket) => (ticket, false),
+            Change::Relisted(holds) => return missed(&mut placed, holds, |(_, cluster)| cluster.clone()),
+        };
         let name = ticket.name_any();
         let cluster = cluster_of(&lbs, &ticket.spec.loadbalancer);
-        let placing = held == Held::Still && live(ticket);
+        let placing = held && live(ticket);
         match ticket.status.as_ref().filter(|s| placing && places(&ticket.spec, Some(s))) {
             Some(status) => {
                 let veip = status.veip.as_deref().unwrap_or_default();
@@ -79,15 +101,24 @@ pub fn tickets(lbs: Store<Loadbalancer>) -> impl FnMut(&Lbticket, Held) -> Wake 
 
 /// Which clusters a change of a rule concerns: the cluster of its ticket, and the one it was
 /// on before.
-pub fn rules(tickets: Store<Lbticket>, lbs: Store<Loadbalancer>) -> impl FnMut(&Lbrule, Held) -> Wake + Send + 'static {
+pub fn rules(
+    tickets: Store<Lbticket>,
+    lbs: Store<Loadbalancer>,
+) -> impl FnMut(Change<Lbrule>) -> Wake + Send + 'static {
     let mut on: HashMap<String, Option<String>> = HashMap::new();
-    move |rule, held| {
-        let cluster = tickets
-            .get(&ObjectRef::new(&rule.spec.lbticket))
-            .and_then(|ticket| cluster_of(&lbs, &ticket.spec.loadbalancer));
-        let before = match held {
-            Held::Still => on.insert(rule.name_any(), cluster.clone()),
-            Held::Gone => on.remove(&rule.name_any()),
+    move |change| {
+        let cluster_of_rule = |rule: &Lbrule| {
+            tickets
+                .get(&ObjectRef::new(&rule.spec.lbticket))
+                .and_then(|ticket| cluster_of(&lbs, &ticket.spec.loadbalancer))
+        };
+        let (before, cluster) = match change {
+            Change::Held(rule) => {
+                let cluster = cluster_of_rule(rule);
+                (on.insert(rule.name_any(), cluster.clone()), cluster)
+            }
+            Change::Gone(rule) => (on.remove(&rule.name_any()), cluster_of_rule(rule)),
+            Change::Relisted(holds) => return missed(&mut on, holds, Clone::clone),
         };
         Wake::clusters(before.into_iter().chain([cluster]))
     }
@@ -96,13 +127,18 @@ pub fn rules(tickets: Store<Lbticket>, lbs: Store<Loadbalancer>) -> impl FnMut(&
 /// Whether a change of a Loadbalancer can change what its member cluster holds: its spec
 /// (a new generation), or its going. Its status (every allocation writes it) cannot. It wakes
 /// everyone: the cluster it was on is not in the object.
-pub fn loadbalancers() -> impl FnMut(&Loadbalancer, Held) -> Wake + Send + 'static {
+pub fn loadbalancers() -> impl FnMut(Change<Loadbalancer>) -> Wake + Send + 'static {
     let mut seen = HashMap::new();
-    move |lb, held| {
-        if held == Held::Gone {
-            seen.remove(&lb.name_any());
-            return Wake::Everyone;
-        }
+    move |change| {
+        let lb = match change {
+            Change::Held(lb) => lb,
+            Change::Gone(lb) => {
+                seen.remove(&lb.name_any());
+                return Wake::Everyone;
+            }
+            // NB: the cluster a load balancer was on is not remembered: its going wakes everyone.
+            Change::Relisted(holds) => return missed(&mut seen, holds, |_| None),
+        };
         // NB: without a generation (not a Kubernetes API server), every write counts.
         let version = lb.metadata.generation.map(|g| g.to_string()).or_else(|| lb.metadata.resource_version.clone());
         let now = (version, live(lb));
@@ -117,6 +153,7 @@ mod tests {
     use kube::runtime::watcher;
 
     use super::super::status::set_condition;
+    use super::Change::{Gone, Held, Relisted};
     use super::*;
 
     fn on(clusters: &[&str]) -> Wake {
@@ -152,30 +189,30 @@ mod tests {
             let spec = LbticketSpec { lbtype, loadbalancer: "lb-a".into(), ..Default::default() };
             let mut ticket = Lbticket::new("t", spec);
             ticket.metadata.generation = Some(1);
-            assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody, "no status: nothing placed");
+            assert_eq!(concerns(Held(&ticket)), Wake::Nobody, "no status: nothing placed");
             ticket.status = Some(LbticketStatus { phase: Phase::Created, ..Default::default() });
-            assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody, "on its way to Enabled");
+            assert_eq!(concerns(Held(&ticket)), Wake::Nobody, "on its way to Enabled");
             enabled(&mut ticket, "20.1.0.1");
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "{lbtype:?} became live");
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "live, not reported yet");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "{lbtype:?} became live");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "live, not reported yet");
             reported(&mut ticket);
-            assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody, "the sync's own report");
+            assert_eq!(concerns(Held(&ticket)), Wake::Nobody, "the sync's own report");
             match lbtype {
                 LbType::Listener => ticket.spec.namespace = "team-b".into(),
                 LbType::Ingress => {
                     ticket.spec.ingresses.push(F5Ingress { name: "shop".into(), rules: vec![], tls_secret: None })
                 }
             }
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "{lbtype:?}: spec changed");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "{lbtype:?}: spec changed");
             ticket.metadata.generation = Some(2);
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "the report is for an older generation");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "the report is for an older generation");
             reported(&mut ticket);
-            assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody);
+            assert_eq!(concerns(Held(&ticket)), Wake::Nobody);
             ticket.status.get_or_insert_default().veip = Some("20.1.0.2".into());
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "{lbtype:?}: address changed");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "{lbtype:?}: address changed");
             ticket.status.get_or_insert_default().phase = Phase::Disabled;
-            assert_eq!(concerns(&ticket, Held::Still), on(&["a"]), "withdrawn");
-            assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody, "already withdrawn");
+            assert_eq!(concerns(Held(&ticket)), on(&["a"]), "withdrawn");
+            assert_eq!(concerns(Held(&ticket)), Wake::Nobody, "already withdrawn");
         }
     }
 
@@ -185,24 +222,33 @@ mod tests {
         let mut ticket = Lbticket::new("t", LbticketSpec { loadbalancer: "lb-a".into(), ..Default::default() });
         ticket.metadata.generation = Some(1);
         enabled(&mut ticket, "20.1.0.1");
-        assert_eq!(concerns(&ticket, Held::Still), on(&["a"]));
+        assert_eq!(concerns(Held(&ticket)), on(&["a"]));
         ticket.spec.loadbalancer = "lb-b".into();
         ticket.metadata.generation = Some(2);
-        assert_eq!(concerns(&ticket, Held::Still), on(&["a", "b"]), "moved from a to b: a withdraws, b places");
+        assert_eq!(concerns(Held(&ticket)), on(&["a", "b"]), "moved from a to b: a withdraws, b places");
         reported(&mut ticket);
-        assert_eq!(concerns(&ticket, Held::Still), Wake::Nobody);
+        assert_eq!(concerns(Held(&ticket)), Wake::Nobody);
         ticket.status.get_or_insert_default().phase = Phase::Disabled;
-        assert_eq!(concerns(&ticket, Held::Still), on(&["b"]), "withdrawn from b");
+        assert_eq!(concerns(Held(&ticket)), on(&["b"]), "withdrawn from b");
 
         let mut concerns = tickets(loadbalancers_cached());
         let mut stray = Lbticket::new("s", LbticketSpec { loadbalancer: "lb-new".into(), ..Default::default() });
         enabled(&mut stray, "20.1.0.9");
-        assert_eq!(concerns(&stray, Held::Still), Wake::Everyone, "a load balancer not cached yet");
+        assert_eq!(concerns(Held(&stray)), Wake::Everyone, "a load balancer not cached yet");
         stray.spec.loadbalancer = "lb-a".into();
-        assert_eq!(concerns(&stray, Held::Still), Wake::Everyone, "where it was placed before is not known");
-        assert_eq!(concerns(&stray, Held::Still), on(&["a"]));
-        assert_eq!(concerns(&stray, Held::Gone), on(&["a"]), "deleted without its finalizer: withdrawn");
-        assert_eq!(concerns(&stray, Held::Gone), Wake::Nobody, "nothing remembered of it");
+        assert_eq!(concerns(Held(&stray)), Wake::Everyone, "where it was placed before is not known");
+        assert_eq!(concerns(Held(&stray)), on(&["a"]));
+        assert_eq!(concerns(Gone(&stray)), on(&["a"]), "deleted without its finalizer: withdrawn");
+        assert_eq!(concerns(Gone(&stray)), Wake::Nobody, "nothing remembered of it");
+
+        // Deleted while the watch was down: the list that follows does not have it.
+        assert_eq!(concerns(Held(&stray)), on(&["a"]));
+        enabled(&mut ticket, "20.1.0.2");
+        assert_eq!(concerns(Held(&ticket)), on(&["b"]), "t placed on b");
+        assert_eq!(concerns(Relisted(&|name| ["s", "t"].contains(&name))), Wake::Nobody, "both listed: nothing missed");
+        assert_eq!(concerns(Relisted(&|name| name == "t")), on(&["a"]), "s missed: withdrawn from a");
+        assert_eq!(concerns(Relisted(&|_| false)), on(&["b"]), "t missed: withdrawn from b");
+        assert_eq!(concerns(Relisted(&|_| false)), Wake::Nobody, "nothing remembered of them");
     }
 
     #[test]
@@ -215,15 +261,18 @@ mod tests {
         }
         let mut concerns = rules(tickets_cached, lbs);
         let mut rule = Lbrule::new("r", LbruleSpec { lbticket: "t-a".into(), ..Default::default() });
-        assert_eq!(concerns(&rule, Held::Still), on(&["a"]));
-        assert_eq!(concerns(&rule, Held::Still), on(&["a"]), "every change of a rule, its status too");
+        assert_eq!(concerns(Held(&rule)), on(&["a"]));
+        assert_eq!(concerns(Held(&rule)), on(&["a"]), "every change of a rule, its status too");
         rule.spec.lbticket = "t-b".into();
-        assert_eq!(concerns(&rule, Held::Still), on(&["a", "b"]));
-        assert_eq!(concerns(&rule, Held::Gone), on(&["b"]), "deleted: its cluster drops it");
+        assert_eq!(concerns(Held(&rule)), on(&["a", "b"]));
+        assert_eq!(concerns(Gone(&rule)), on(&["b"]), "deleted: its cluster drops it");
         let again = Lbrule::new("r", LbruleSpec { lbticket: "t-a".into(), ..Default::default() });
-        assert_eq!(concerns(&again, Held::Still), on(&["a"]), "the name made again: where it was is forgotten");
+        assert_eq!(concerns(Held(&again)), on(&["a"]), "the name made again: where it was is forgotten");
+        assert_eq!(concerns(Relisted(&|name| name == "r")), Wake::Nobody, "listed: nothing missed");
+        assert_eq!(concerns(Relisted(&|_| false)), on(&["a"]), "deleted while the watch was down");
+        assert_eq!(concerns(Relisted(&|_| false)), Wake::Nobody, "nothing remembered of it");
         rule.spec.lbticket = "t-unknown".into();
-        assert_eq!(concerns(&rule, Held::Still), Wake::Everyone);
+        assert_eq!(concerns(Held(&rule)), Wake::Everyone);
     }
 
     #[test]
@@ -231,19 +280,23 @@ mod tests {
         let mut concerns = loadbalancers();
         let mut lb = Loadbalancer::new("lb-a", LoadbalancerSpec { cluster: "a".into(), ..Default::default() });
         lb.metadata.generation = Some(1);
-        assert_eq!(concerns(&lb, Held::Still), Wake::Everyone, "first seen");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "first seen");
         lb.metadata.resource_version = Some("7".into());
-        assert_eq!(concerns(&lb, Held::Still), Wake::Nobody, "a status write");
+        assert_eq!(concerns(Held(&lb)), Wake::Nobody, "a status write");
         lb.metadata.generation = Some(2);
-        assert_eq!(concerns(&lb, Held::Still), Wake::Everyone, "a new spec: the cluster it was on is not known");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "a new spec: the cluster it was on is not known");
         lb.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Default::default()));
-        assert_eq!(concerns(&lb, Held::Still), Wake::Everyone, "going");
-        assert_eq!(concerns(&lb, Held::Gone), Wake::Everyone, "gone");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "going");
+        assert_eq!(concerns(Gone(&lb)), Wake::Everyone, "gone");
 
         let mut lb = Loadbalancer::new("lb-b", LoadbalancerSpec { cluster: "b".into(), ..Default::default() });
         lb.metadata.generation = Some(1);
-        assert_eq!(concerns(&lb, Held::Still), Wake::Everyone, "first seen");
-        assert_eq!(concerns(&lb, Held::Gone), Wake::Everyone, "deleted at once");
-        assert_eq!(concerns(&lb, Held::Still), Wake::Everyone, "the name made again is seen first");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "first seen");
+        assert_eq!(concerns(Gone(&lb)), Wake::Everyone, "deleted at once");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "the name made again is seen first");
+        assert_eq!(concerns(Relisted(&|name| name == "lb-b")), Wake::Nobody, "listed: nothing missed");
+        assert_eq!(concerns(Relisted(&|_| false)), Wake::Everyone, "deleted while the watch was down");
+        assert_eq!(concerns(Relisted(&|_| false)), Wake::Nobody, "nothing remembered of it");
+        assert_eq!(concerns(Held(&lb)), Wake::Everyone, "seen again after the list: first seen");
     }
 }

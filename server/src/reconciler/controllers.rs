@@ -15,7 +15,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 
 use super::backoff::Backoff;
-use super::concerns::{Held, Wake};
+use super::concerns::{Change, Wake};
 use super::{
     Caches, Context, Result, Shutdown, Wakers, addresses, concerns, crash, lbticket, loadbalancer, readback, syncers,
 };
@@ -32,19 +32,24 @@ const CONCURRENCY: u16 = 16;
 fn cache<K>(
     api: Api<K>,
     wake: Arc<Wakers>,
-    mut concerns: impl FnMut(&K, Held) -> Wake + Send + 'static,
+    mut concerns: impl FnMut(Change<K>) -> Wake + Send + 'static,
 ) -> (Store<K>, impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static)
 where
     K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
 {
     let (reader, writer) = reflector::store();
+    let cached = reader.clone();
+    // NB: the reflector has applied each event to the cache before it comes here; at the end of
+    // a list, the cache holds exactly what was listed.
+    let holds = move |name: &str| cached.get(&ObjectRef::new(name)).is_some();
     let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
         .default_backoff()
         .inspect(move |event| {
             wake.wake(&match event {
-                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => concerns(object, Held::Still),
-                Ok(watcher::Event::Delete(object)) => concerns(object, Held::Gone),
-                Ok(watcher::Event::Init | watcher::Event::InitDone) => Wake::Nobody,
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => concerns(Change::Held(object)),
+                Ok(watcher::Event::Delete(object)) => concerns(Change::Gone(object)),
+                Ok(watcher::Event::InitDone) => concerns(Change::Relisted(&holds)),
+                Ok(watcher::Event::Init) => Wake::Nobody,
                 Err(_) => Wake::Everyone,
             })
         })
@@ -158,4 +163,79 @@ where
         .boxed()
     };
     (reconcile, backoff)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use app::domain::crd::LbruleSpec;
+    use http::Method;
+    use serde_json::json;
+
+    use super::super::fixtures::{Call, Scenario};
+    use super::*;
+
+    /// What `cache` tells its concerns: each object held or gone, and at the end of each list
+    /// whether `r1` is still held.
+    #[derive(Debug, PartialEq)]
+    enum Told {
+        Held(String),
+        Gone(String),
+        Listed { r1: bool },
+    }
+
+    fn list(names: &[&str], version: &str) -> serde_json::Value {
+        let rules: Vec<Lbrule> = names.iter().map(|n| Lbrule::new(n, LbruleSpec::default())).collect();
+        json!({"apiVersion": "ebcpaas.io/v1", "kind": "LbruleList", "metadata": {"resourceVersion": version}, "items": rules})
+    }
+
+    /// A rule deleted while the watch was down is missed by every event; the list that follows
+    /// the watch's expiry (410) does not have it, and its end is when that is told.
+    #[tokio::test]
+    async fn the_end_of_a_list_tells_which_names_the_cache_no_longer_holds() {
+        let expired = json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "code": 410, "reason": "Expired", "message": "too old resource version"}});
+        let (client, scenario) = Scenario::client(vec![
+            Call::new(Method::GET, "/apis/ebcpaas.io/v1/lbrules?&limit=500", 200, list(&["r1", "r2"], "5")),
+            Call::new(
+                Method::GET,
+                "/apis/ebcpaas.io/v1/lbrules?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&resourceVersion=5",
+                200,
+                expired,
+            ),
+            Call::new(Method::GET, "/apis/ebcpaas.io/v1/lbrules?&limit=500", 200, list(&["r2"], "9")),
+            // NB: the watch the stream asks for right after that list's end, refused so that
+            // the stream yields (an error) and is not asked again.
+            Call::new(
+                Method::GET,
+                "/apis/ebcpaas.io/v1/lbrules?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&resourceVersion=9",
+                500,
+                json!({}),
+            ),
+        ]);
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let record = told.clone();
+        let concerns = move |change: Change<Lbrule>| {
+            let seen = match change {
+                Change::Held(rule) => Told::Held(rule.name_any()),
+                Change::Gone(rule) => Told::Gone(rule.name_any()),
+                Change::Relisted(holds) => Told::Listed { r1: holds("r1") },
+            };
+            record.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
+            Wake::Nobody
+        };
+        let (_cache, changes) = cache(Api::<Lbrule>::all(client), Arc::new(Wakers::default()), concerns);
+        let second_list = async {
+            let mut changes = std::pin::pin!(changes);
+            while told.lock().unwrap_or_else(|p| p.into_inner()).len() < 5 {
+                changes.next().await;
+            }
+        };
+        // NB: after the 410 the stream backs off (0.8 s and a random part) before it lists again.
+        scenario.run_within(std::time::Duration::from_secs(5), second_list).await;
+        let told = told.lock().unwrap_or_else(|p| p.into_inner());
+        let held = |name: &str| Told::Held(name.into());
+        assert_eq!(*told, [held("r1"), held("r2"), Told::Listed { r1: true }, held("r2"), Told::Listed { r1: false }]);
+    }
 }

@@ -65,7 +65,12 @@ impl Scenario {
     /// Runs `step` against the scenario (failing after a second), then checks every expected
     /// call was made; returns what `step` returned and the bodies sent.
     pub async fn run<T>(self, step: impl Future<Output = T>) -> (T, Vec<Value>) {
-        let out = tokio::time::timeout(Duration::from_secs(1), step).await.expect("the scenario stalled");
+        self.run_within(Duration::from_secs(1), step).await
+    }
+
+    /// The same, failing after `limit`: for a step that waits out a backoff of its own.
+    pub async fn run_within<T>(self, limit: Duration, step: impl Future<Output = T>) -> (T, Vec<Value>) {
+        let out = tokio::time::timeout(limit, step).await.expect("the scenario stalled");
         let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
         let left: Vec<String> = ledger.expected.iter().map(|c| format!("{} {}", c.method, c.path)).collect();
         assert!(left.is_empty(), "calls never made: {left:?}");
