@@ -3,6 +3,7 @@
 
 mod bundle;
 mod csrf;
+mod finish;
 mod headers;
 mod probes;
 mod refusal;
@@ -86,6 +87,8 @@ pub fn router(
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_context, move |o| {
             shell(o, error_root.clone())
         }))
+        // NB: innermost, around the pages' renders alone.
+        .layer(middleware::from_fn(finish::pages))
         .layer(middleware::from_fn_with_state(guard, require_session))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)

@@ -20,6 +20,7 @@ mod kubectl;
 mod listeners;
 mod log_capture;
 mod manifests;
+mod pages_left;
 mod panics;
 mod processes;
 mod reconcile;
