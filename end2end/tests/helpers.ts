@@ -1,4 +1,4 @@
-import { expect, Page } from '@playwright/test';
+import { Cookie, expect, Page } from '@playwright/test';
 
 /** The demo logins of `lbdesk serve --demo`. */
 export const users = {
@@ -21,10 +21,31 @@ export async function signIn(page: Page, user: { name: string; password: string 
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** Signs in and waits until the signed-in frame shows who is signed in. */
+/** The sessions of the demo's users this worker has signed in (each worker is a process of its
+ * own): no test ends theirs (users.spec.ts ends dora's), so one sign-in per worker serves every
+ * later test. */
+const sessions = new Map<string, Cookie[]>();
+
+/**
+ * Opens the app signed in as `user` and waits until the signed-in frame shows who it is. A demo
+ * user's first time in this worker signs in on the sign-in page; later tests open `/` in that
+ * session: one page load instead of two (the sign-in page, then the landing page), in a suite
+ * whose time is Chromium's page loads (docs/perf.md). Signing in itself is tested where it is
+ * the story (shell.spec.ts, first-load.spec.ts, directory.spec.ts, i18n.spec.ts).
+ */
 export async function signedIn(page: Page, user: { name: string; password: string; display: string }) {
-  await signIn(page, user);
+  const demo = Object.values(users).some((u) => u.name === user.name);
+  const session = demo ? sessions.get(user.name) : undefined;
+  if (session) {
+    await page.context().addCookies(session);
+    await page.goto('/');
+  } else {
+    await signIn(page, user);
+  }
   await expect(page.getByTestId('current-user')).toHaveText(user.display);
+  if (demo && !session) {
+    sessions.set(user.name, await page.context().cookies());
+  }
 }
 
 /** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5. */
