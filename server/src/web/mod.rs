@@ -87,8 +87,6 @@ pub fn router(
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_context, move |o| {
             shell(o, error_root.clone())
         }))
-        // NB: innermost, around the pages' renders alone.
-        .layer(middleware::from_fn(finish::pages))
         .layer(middleware::from_fn_with_state(guard, require_session))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
@@ -98,8 +96,11 @@ pub fn router(
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        // NB: outermost, so refusals, redirects and errors of the layers above get them too.
+        // NB: so refusals, redirects and errors of the layers above get them too.
         .layer(middleware::from_fn(headers::security_headers))
+        // NB: outermost, so that a request whose browser leaves is served whole, the session's
+        // save and the log's lines included.
+        .layer(middleware::from_fn(finish::to_the_end))
         .with_state(state)
 }
 
