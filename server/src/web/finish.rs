@@ -17,7 +17,7 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use http::{StatusCode, header};
+use http::StatusCode;
 
 /// The longest a page left by its browser is rendered on: what has not ended by then is
 /// dropped, as before.
@@ -36,9 +36,7 @@ pub async fn to_the_end(req: Request, next: Next) -> Response {
     let (answer, answered) = tokio::sync::oneshot::channel();
     let serve = async move {
         let response = next.run(req).await;
-        let is_page =
-            response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
-        if !is_page {
+        if !super::is_page(&response) {
             let _ = answer.send(response);
             return;
         }

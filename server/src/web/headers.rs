@@ -46,9 +46,8 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     let nonce = CspNonce::new();
     req.extensions_mut().insert(nonce.clone());
     let mut res = next.run(req).await;
+    let html = super::is_page(&res);
     let headers = res.headers_mut();
-    let html =
-        headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
     let policy = content_security_policy(html.then_some(&*nonce.0));
     let policy = HeaderValue::try_from(policy).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"));
     headers.insert(header::CONTENT_SECURITY_POLICY, policy);

@@ -126,6 +126,12 @@ fn is_bundle(path: &str) -> bool {
     path.starts_with("/pkg/") || path.starts_with(bundle::VERSIONED)
 }
 
+/// Whether a response is an HTML page (rendered by the app, or an error page).
+fn is_page(response: &Response) -> bool {
+    let content_type = response.headers().get(header::CONTENT_TYPE);
+    content_type.is_some_and(|v| v.as_bytes().starts_with(b"text/html"))
+}
+
 /// Every page needs a session (else: to the sign-in page), every server function too (else: 401).
 /// Signed-in responses are never cached, so the back button cannot show them after sign-out.
 async fn require_session(State(guard): State<Guard>, session: Session, mut req: Request, next: Next) -> Response {
