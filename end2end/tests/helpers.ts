@@ -27,25 +27,29 @@ export async function signIn(page: Page, user: { name: string; password: string 
 const sessions = new Map<string, Cookie[]>();
 
 /**
- * Opens the app signed in as `user` and waits until the signed-in frame shows who it is. A demo
- * user's first time in this worker signs in on the sign-in page; later tests open `/` in that
- * session: one page load instead of two (the sign-in page, then the landing page), in a suite
- * whose time is Chromium's page loads (docs/perf.md). Signing in itself is tested where it is
- * the story (shell.spec.ts, first-load.spec.ts, directory.spec.ts, i18n.spec.ts).
+ * Opens `at` signed in as `user` and waits until the signed-in frame shows who it is. A demo
+ * user's first time in this worker signs in on the sign-in page, then opens `at`; later tests
+ * open `at` in that session at once: one page load instead of three (the sign-in page, the
+ * landing page, then `at`), in a suite whose time is Chromium's page loads (docs/perf.md).
+ * Signing in itself is tested where it is the story (shell.spec.ts, first-load.spec.ts,
+ * directory.spec.ts, i18n.spec.ts).
  */
-export async function signedIn(page: Page, user: { name: string; password: string; display: string }) {
+export async function signedIn(page: Page, user: { name: string; password: string; display: string }, at = '/') {
   const demo = Object.values(users).some((u) => u.name === user.name);
   const session = demo ? sessions.get(user.name) : undefined;
   if (session) {
     await page.context().addCookies(session);
-    await page.goto('/');
   } else {
     await signIn(page, user);
+    await expect(page.getByTestId('current-user')).toHaveText(user.display);
+    if (demo) {
+      sessions.set(user.name, await page.context().cookies());
+    }
+  }
+  if (session || at !== '/') {
+    await page.goto(at);
   }
   await expect(page.getByTestId('current-user')).toHaveText(user.display);
-  if (demo && !session) {
-    sessions.set(user.name, await page.context().cookies());
-  }
 }
 
 /** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5. */

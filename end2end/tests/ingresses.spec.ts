@@ -69,8 +69,7 @@ test('a tenant adds an F5 Ingress; the member cluster holds it with the annotati
 test('Disable says why while the address serves an F5 Ingress; deleting it, then disabling, withdraws everything', async ({
   page,
 }) => {
-  await signedIn(page, users.alice);
-  await page.goto('/tickets/i-shop');
+  await signedIn(page, users.alice, '/tickets/i-shop');
   await hydrated(page);
   const disable = page.getByRole('button', { name: 'Disable' });
   await expect(disable).toBeDisabled();
@@ -96,8 +95,7 @@ test('Disable says why while the address serves an F5 Ingress; deleting it, then
 });
 
 test("another project's tenant sees none of it", async ({ page }) => {
-  await signedIn(page, users.bob);
-  await page.goto('/ingresses');
+  await signedIn(page, users.bob, '/ingresses');
   await hydrated(page);
   await expect(page.getByText('No address for F5 Ingresses yet.')).toBeVisible();
   await page.goto('/ingresses/i-shop/shop');

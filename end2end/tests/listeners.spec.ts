@@ -53,8 +53,7 @@ test('a tenant adds a listener with two weighted services, previews it, and the 
 test('a used Service is not offered again, port and protocol are locked on edit, Disable says why', async ({
   page,
 }) => {
-  await signedIn(page, users.alice);
-  await page.goto('/listeners/l-shop/new');
+  await signedIn(page, users.alice, '/listeners/l-shop/new');
   await hydrated(page);
   await page.getByRole('button', { name: '+ Add service' }).click();
   const offered = await page.getByLabel('Service 1', { exact: true }).locator('option').allTextContents();
@@ -94,8 +93,7 @@ spec:
 `;
 
 test("another project's tenant sees none of it", async ({ page }) => {
-  await signedIn(page, users.bob);
-  await page.goto('/listeners');
+  await signedIn(page, users.bob, '/listeners');
   await hydrated(page);
   await expect(page.getByText('No address for listeners yet.')).toBeVisible();
   await expect(page.getByText('l-shop')).toHaveCount(0);

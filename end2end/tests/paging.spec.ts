@@ -19,8 +19,7 @@ spec: {claimer: admin, loadbalancer: not-yet, namespace: team-c, lbtype: listene
 
 test('the listeners of many addresses come 50 addresses at a time, the rest on "Load more"', async ({ page }) => {
   kubectl(['apply', '-f', '-'], tickets);
-  await signedIn(page, users.admin);
-  await page.goto('/listeners');
+  await signedIn(page, users.admin, '/listeners');
   await hydrated(page);
   const groups = page.getByRole('region', { name: /^Address request / });
   await expect(page.getByRole('region', { name: 'Address request pg-000' })).toBeVisible();

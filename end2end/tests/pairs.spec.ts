@@ -39,8 +39,7 @@ test('a load balancer lists its pairs 50 at a time in address order, searchable'
   expect(listed).toMatch(/ADDRESS\s+SIDE\s+PAIR\s+TICKET\s+STATE\s+LOADBALANCER/);
   expect(listed).toMatch(/20\.77\.0\.1\s+ve\s+10\.77\.0\.\d+\s+pp-\d{3}\s+(pending|bond)\s+pairs-lb/);
 
-  await signedIn(page, users.admin);
-  await page.goto('/loadbalancers/pairs-lb');
+  await signedIn(page, users.admin, '/loadbalancers/pairs-lb');
   await hydrated(page);
   const pairs = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'VE IP' }) }).locator('tbody tr');
   await expect(pairs).toHaveCount(50);

@@ -84,8 +84,7 @@ test('a tenant adds a header rule and a host rule, previews the iRule, and reord
 });
 
 test('an invalid regexp is refused at the field as it is typed, and the rule cannot be saved', async ({ page }) => {
-  await signedIn(page, users.alice);
-  await page.goto('/rules/r-shop/web/new');
+  await signedIn(page, users.alice, '/rules/r-shop/web/new');
   await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill('broken');
   await condition(page, 1, 'Path', 'matches', '^/api/(v1');
@@ -109,8 +108,7 @@ test('a TCP listener offers only client IP conditions', async ({ page }) => {
 });
 
 test('a shift moves a beta rule from 10% to 50%, step by step, and the member cluster follows', async ({ page }) => {
-  await signedIn(page, users.alice);
-  await page.goto('/rules/r-shop/web/new');
+  await signedIn(page, users.alice, '/rules/r-shop/web/new');
   await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill('beta');
   await condition(page, 1, 'Cookie', 'is', 'beta', 'group');
@@ -150,8 +148,7 @@ test('a shift moves a beta rule from 10% to 50%, step by step, and the member cl
 });
 
 test("another project's tenant sees none of it", async ({ page }) => {
-  await signedIn(page, users.bob);
-  await page.goto('/rules/r-shop/web');
+  await signedIn(page, users.bob, '/rules/r-shop/web');
   await hydrated(page);
   await expect(page.getByRole('alert').filter({ hasText: 'There is no such address request in your projects.' })).toBeVisible();
   await page.goto('/rules');

@@ -60,8 +60,7 @@ test('an admin sets a project’s quota on the Users page; its members see what 
   page,
   browser,
 }) => {
-  await signedIn(page, users.admin);
-  await page.goto('/users');
+  await signedIn(page, users.admin, '/users');
   await hydrated(page);
   const row = page.getByTestId('quota-row').filter({ hasText: 'project-b' });
   await expect(row.getByLabel('Rules of project-b')).toHaveValue('');
@@ -76,8 +75,7 @@ test('an admin sets a project’s quota on the Users page; its members see what 
 
   const other = await browser.newContext();
   const bob = await other.newPage();
-  await signedIn(bob, users.bob);
-  await bob.goto('/tickets');
+  await signedIn(bob, users.bob, '/tickets');
   await hydrated(bob);
   const quota = bob.getByTestId('quota');
   await expect(quota.locator('dt', { hasText: 'Rules' }).locator('+ dd')).toHaveText(/^\d+ of 7$/);

@@ -40,8 +40,7 @@ async function refusedQuoting(page: Page, id: string) {
 
 test('the new load balancer form shows a script payload in every field as text', async ({ page }) => {
   const opened = noDialogs(page);
-  await signedIn(page, users.admin);
-  await page.goto('/loadbalancers/new');
+  await signedIn(page, users.admin, '/loadbalancers/new');
   await hydrated(page);
   const fields = [
     'Name',
@@ -132,8 +131,7 @@ test('the new load balancer form shows a script payload in every field as text',
 
 test('the address request form shows a script payload in every field as text', async ({ page }) => {
   const opened = noDialogs(page);
-  await signedIn(page, users.alice);
-  await page.goto('/tickets/new');
+  await signedIn(page, users.alice, '/tickets/new');
   await hydrated(page);
   await page.getByLabel('Namespace').selectOption('acp-region01/team-a');
   for (const field of ['Name', 'VE IP', 'LTM IP']) {
