@@ -39,15 +39,17 @@ export async function signedIn(page: Page, user: { name: string; password: strin
   const session = demo ? sessions.get(user.name) : undefined;
   if (session) {
     await page.context().addCookies(session);
+    await page.goto(at);
   } else {
+    // NB: signed in once the frame says so; only then are the session's cookies there to keep.
     await signIn(page, user);
     await expect(page.getByTestId('current-user')).toHaveText(user.display);
     if (demo) {
       sessions.set(user.name, await page.context().cookies());
     }
-  }
-  if (session || at !== '/') {
-    await page.goto(at);
+    if (at !== '/') {
+      await page.goto(at);
+    }
   }
   await expect(page.getByTestId('current-user')).toHaveText(user.display);
 }
