@@ -44,6 +44,10 @@ export default defineConfig({
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
+        // NB: Chromium preloads its WebUI omnibox popups (two pages in a renderer of their own)
+        // in every new window, and each test's context is one: about 1 CPU-s a context for a
+        // browser UI no test uses (docs/perf.md).
+        '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup',
       ],
     },
   },
