@@ -11,6 +11,41 @@ const directory = [
   `echo 'refreshSeconds: 2' >> '${ldapDir}/active-directory.yaml'`,
 ].join(' && ');
 
+// NB: Chromium preloads its WebUI omnibox popups (two pages in a renderer of their own) in every
+// new window, and each test's context is one: about 1 CPU-s a context for browser UI no test uses
+// (docs/perf.md). Chromium honours only the last `--disable-features`, and ours comes after
+// Playwright's own, so it repeats that list (Playwright 1.65's `disabledFeatures`); an upgrade of
+// Playwright must compare the two, hence the check below.
+const PLAYWRIGHT = '1.65.1';
+const disabledFeatures = [
+  // Playwright's.
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+  // Ours.
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+];
+const installed: string = require('@playwright/test/package.json').version;
+if (installed !== PLAYWRIGHT) {
+  throw new Error(
+    `Playwright ${installed} is installed; the browser's disabled features repeat ${PLAYWRIGHT}'s: compare them, then update PLAYWRIGHT in playwright.config.ts`,
+  );
+}
+
 export default defineConfig({
   testDir: './tests',
   timeout: 30_000,
@@ -44,10 +79,7 @@ export default defineConfig({
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
-        // NB: Chromium preloads its WebUI omnibox popups (two pages in a renderer of their own)
-        // in every new window, and each test's context is one: about 1 CPU-s a context for a
-        // browser UI no test uses (docs/perf.md).
-        '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup',
+        `--disable-features=${disabledFeatures.join(',')}`,
       ],
     },
   },
