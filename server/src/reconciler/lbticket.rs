@@ -42,11 +42,7 @@ async fn reconcile_ticket(ticket: Arc<Lbticket>, ctx: &Arc<Context>) -> Result<A
             Finalizer::Cleanup(t) => cleanup(&t, ctx).await.map(|_| Action::await_change()),
         }
     })
-    .await
-    .map_err(|e| match e {
-        kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer(other.to_string()),
-    })?;
+    .await?;
     Ok(action)
 }
 

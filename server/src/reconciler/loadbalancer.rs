@@ -44,11 +44,7 @@ async fn reconcile_loadbalancer(lb: Arc<Loadbalancer>, ctx: &Arc<Context>) -> Re
             }
         }
     })
-    .await
-    .map_err(|e| match e {
-        kube::runtime::finalizer::Error::ApplyFailed(e) | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer(other.to_string()),
-    })?;
+    .await?;
     Ok(action)
 }
 

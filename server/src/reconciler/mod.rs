@@ -86,6 +86,18 @@ impl Error {
     }
 }
 
+/// A finalizer's step failed with the reconcile's own error, passed on as it is; anything else
+/// (the finalizer could not be added or removed) is the finalizer's.
+impl From<kube::runtime::finalizer::Error<Error>> for Error {
+    fn from(e: kube::runtime::finalizer::Error<Error>) -> Self {
+        use kube::runtime::finalizer::Error as F;
+        match e {
+            F::ApplyFailed(e) | F::CleanupFailed(e) => e,
+            other => Error::Finalizer(other.to_string()),
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Whether an object is not being deleted.
@@ -299,4 +311,20 @@ async fn measured<T>(ctx: &Context, kind: &str, reconcile: impl Future<Output = 
     let result = reconcile.await;
     ctx.metrics.reconciled(kind, result.as_ref().map_or_else(Error::metric_label, |_| "ok"), started.elapsed());
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+    use kube::runtime::finalizer::Error as Finalizer;
+
+    #[test]
+    fn a_finalizers_step_fails_with_its_own_error_and_the_finalizer_with_its_own() {
+        let refused = Error::from(Finalizer::CleanupFailed(Error::Invalid("it stays".into())));
+        assert!(matches!(&refused, Error::Invalid(why) if why == "it stays"), "{refused:?}");
+        let applied = Error::from(Finalizer::ApplyFailed(Error::Busy("changed meanwhile".into())));
+        assert!(matches!(&applied, Error::Busy(why) if why == "changed meanwhile"), "{applied:?}");
+        let unnamed = Error::from(Finalizer::<Error>::UnnamedObject);
+        assert_eq!(unnamed.metric_label(), "finalizer", "{unnamed:?}");
+    }
 }
