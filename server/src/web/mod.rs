@@ -113,12 +113,12 @@ fn request_span(req: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), id = %id.unwrap_or("unreadable"))
 }
 
-/// Paths anyone may reach without a session. NB: signing out too: a session ended elsewhere
-/// (by an admin, a password reset, its lifetime) must still let its browser's Sign out lead to
-/// sign-in, not answer 401 and leave the page as it was.
+/// Paths anyone may reach without a session (the bundle's files too, see `require_session`).
+/// NB: signing out too: a session ended elsewhere (by an admin, a password reset, its lifetime)
+/// must still let its browser's Sign out lead to sign-in, not answer 401 and leave the page as
+/// it was.
 fn is_public(path: &str) -> bool {
     matches!(path, "/login" | "/api/login" | "/api/logout" | "/api/locale" | "/healthz" | "/readyz" | "/favicon.svg")
-        || is_bundle(path)
 }
 
 /// Whether `path` is a file of the browser bundle.
@@ -136,6 +136,12 @@ fn is_page(response: &Response) -> bool {
 /// Signed-in responses are never cached, so the back button cannot show them after sign-out.
 async fn require_session(State(guard): State<Guard>, session: Session, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
+    // NB: the bundle's files are public and the same for everyone: served without reading the
+    // session and its user from the database, which a page's first load, a dozen files, did for
+    // each of them.
+    if is_bundle(&path) {
+        return next.run(req).await;
+    }
     let signed_in = match session.get::<String>(SESSION_USER).await {
         Ok(Some(user)) => current(&guard, &session, &user).await,
         _ => None,
@@ -155,9 +161,7 @@ async fn require_session(State(guard): State<Guard>, session: Session, mut req: 
         return Redirect::to(&target).into_response();
     }
     let mut res = next.run(req).await;
-    if !is_bundle(&path) {
-        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }
 

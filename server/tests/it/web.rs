@@ -267,3 +267,32 @@ async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
         page.records.iter().map(|r| (r.user.as_str(), r.via.as_str(), r.action.as_str())).collect();
     assert_eq!(seen, [("admin", "page", "end sessions")]);
 }
+
+/// The bundle's files are served without reading the session: a cookie naming a session the
+/// store does not hold is looked up (and logged as such by the session layer) for a page, and
+/// not for a bundle file. Each request is told apart in the log by the id it sends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundle_files_are_served_without_reading_the_session() {
+    use crate::log_capture::Capture;
+
+    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let client = browser();
+    let cookie = format!("lbdesk_session={}", tower_sessions::session::Id::default());
+    let capture = Capture::start();
+    let get = |path: &'static str, id: String| {
+        let request = client.get(format!("{}{path}", lbdesk.url)).header("cookie", &cookie);
+        async move { request.header("x-request-id", id).send().await.expect("request") }
+    };
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (bundle, page) = (format!("bundle-{run}"), format!("page-{run}"));
+    let file = get("/pkg/lbdesk.wasm", bundle.clone()).await;
+    assert_ne!(file.headers().get("cache-control").map(|v| v.as_bytes()), Some(&b"no-store"[..]), "a bundle file");
+    let signed_out = get("/tickets", page.clone()).await;
+    assert!(signed_out.status().is_redirection(), "an unknown session opens no page: {}", signed_out.status());
+    let looked_up = |id: &str| {
+        let tag = format!("id={id}");
+        capture.text().lines().any(|l| l.contains(&tag) && l.contains("record not found in store"))
+    };
+    assert!(looked_up(&page), "the page looked the session up:\n{}", capture.text());
+    assert!(!looked_up(&bundle), "the bundle file did not");
+}
