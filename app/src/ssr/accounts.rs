@@ -20,6 +20,17 @@ pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Er
     Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
 }
 
+/// Hashes a published password (the demo users' fixed ones, documented in the README) with
+/// argon2id at its lightest cost. NB: a costly hash protects a password nobody knows; these are
+/// printed for everyone, and every sign-in pays for the cost (at the default, about 6 % of the
+/// integration suite's CPU, docs/perf.md). Verifying reads the cost from the hash itself.
+pub fn hash_published_password(password: &str) -> Result<String, argon2::password_hash::Error> {
+    use argon2::{Algorithm, Params, Version};
+    let params = Params::new(Params::MIN_M_COST, Params::MIN_T_COST, Params::MIN_P_COST, None)?;
+    let salt = SaltString::generate(&mut OsRng);
+    Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params).hash_password(password.as_bytes(), &salt)?.to_string())
+}
+
 /// Whether `password` matches the PHC `hash`; a malformed hash never matches.
 pub fn verify_password(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)

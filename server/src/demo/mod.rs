@@ -9,7 +9,7 @@ pub mod loadbalancer;
 
 use anyhow::Context;
 use app::domain::user::Role;
-use app::ssr::accounts::{Account, hash_password};
+use app::ssr::accounts::{Account, hash_password, hash_published_password};
 use app::ssr::db::Db;
 
 use crate::config::StoreArgs;
@@ -92,28 +92,13 @@ pub async fn seed(db: &Db, fixed_passwords: bool) -> anyhow::Result<Logins> {
 
 async fn set_user(db: &Db, user: &DemoUser, password: &str, fixed: bool) -> anyhow::Result<()> {
     let account = Account { username: user.username.into(), display_name: user.display_name.into(), role: user.role };
-    let hash = if fixed { fixed_hash(password) } else { hash_password(password).map_err(|e| e.to_string()) }
+    let hash = if fixed { hash_published_password(password) } else { hash_password(password) }
         .map_err(|e| anyhow::anyhow!("could not hash a password: {e}"))?;
     db.upsert_user(&account, &hash, now()).await?;
     for project in user.projects {
         db.add_member(project, user.username).await?;
     }
     Ok(())
-}
-
-/// The hash of a fixed demo password, made once per process. NB: those passwords are printed
-/// and published (README), so a salt shared by the databases one process seeds hides nothing;
-/// hashing five of them at every start cost each lbdesk a test suite starts about a fifth of a
-/// second of CPU.
-fn fixed_hash(password: &str) -> Result<String, String> {
-    static HASHES: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
-    let mut hashes = HASHES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, hash)) = hashes.iter().find(|(p, _)| p == password) {
-        return Ok(hash.clone());
-    }
-    let hash = hash_password(password).map_err(|e| e.to_string())?;
-    hashes.push((password.to_string(), hash.clone()));
-    Ok(hash)
 }
 
 fn describe(user: &DemoUser) -> String {

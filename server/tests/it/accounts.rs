@@ -43,6 +43,9 @@ async fn passwords_are_stored_only_as_argon2_hashes(backend: Backend) {
     demo::seed(&db, true).await.expect("seed");
     let (_, hash) = db.account_with_hash("bob").await.expect("query").expect("bob exists");
     assert!(hash.starts_with("$argon2id$"), "{hash}");
+    // The demo's published passwords at argon2's lightest cost: a costly hash would protect
+    // nothing, and each sign-in pays for it.
+    assert!(hash.starts_with("$argon2id$v=19$m=8,t=1,p=1$"), "{hash}");
     assert!(!hash.contains("bob-demo"));
     assert!(verify_password("bob-demo", &hash));
     assert!(!verify_password("bob-demo ", &hash));
@@ -57,6 +60,8 @@ async fn generated_passwords_are_shown_once_and_reset_on_request(backend: Backen
     let (user, password, _) = &first[1];
     let (_, hash) = db.account_with_hash(user).await.expect("query").expect("user exists");
     assert!(verify_password(password.as_deref().expect("password"), &hash));
+    // A password nobody else knows at argon2's default cost (OWASP's minimum).
+    assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
     let again = demo::seed(&db, false).await.expect("second start");
     assert!(again.iter().all(|(_, p, _)| p.is_none()), "a restart does not print or change passwords");
     let (_, same) = db.account_with_hash(user).await.expect("query").expect("user exists");
