@@ -98,20 +98,21 @@ impl<'a> Cluster<'a> {
     }
 
     /// Plans the cluster: `deployed` holds, per tenant read (`to_read`), the declaration its
-    /// ConfigMap holds now (none: no ConfigMap); `previous` is what the last sync placed.
+    /// ConfigMap holds now (none: no ConfigMap); `previous` is what the last sync placed (what
+    /// a tenant left alone placed is moved over, not copied: a sync runs after every change).
     pub fn plan(
         self,
         deployed: &HashMap<String, Option<String>>,
-        previous: &HashMap<String, Placed>,
+        mut previous: HashMap<String, Placed>,
         ensure: bool,
     ) -> Desired {
         let mut desired = Desired { tenants: HashMap::new(), configmaps: Vec::new(), ingresses: self.ingresses };
         for t in &self.tenants {
-            let last = previous.get(&t.name);
-            if !Self::stale(t, previous, ensure) {
-                desired.tenants.extend(last.map(|last| (t.name.clone(), last.clone())));
+            if !Self::stale(t, &previous, ensure) {
+                desired.tenants.extend(previous.remove(&t.name).map(|last| (t.name.clone(), last)));
                 continue;
             }
+            let last = previous.get(&t.name);
             let now = deployed.get(&t.name).and_then(Option::as_deref);
             let input = Tenant {
                 cluster: self.name,

@@ -64,7 +64,7 @@ fn planned(
     let (lbs, tickets, rules) = objects(broken);
     let cluster = Cluster::of("acp-region01", &lbs, &tickets, &rules, "f5");
     let read = cluster.to_read(previous, ensure).into_iter().map(|p| p.tenant).collect();
-    (cluster.plan(deployed, previous, ensure), read)
+    (cluster.plan(deployed, previous.clone(), ensure), read)
 }
 
 /// What a plan writes, by tenant.
@@ -180,7 +180,7 @@ fn a_configmap_the_cluster_did_not_take_holds_back_its_tenant_alone() {
     let ticket_names: Vec<String> = tickets.iter().map(|t| t.name_any()).collect();
     for (what, retry) in [("refused for good", false), ("not reachable: retried", true)] {
         let mut desired =
-            Cluster::of("acp-region01", &lbs, &tickets, &rules, "f5").plan(&nothing, &first.tenants, true);
+            Cluster::of("acp-region01", &lbs, &tickets, &rules, "f5").plan(&nothing, first.tenants.clone(), true);
         let write = desired.configmaps.remove(0);
         assert_eq!(write.place.tenant, "acp-region01");
         desired.unwritten(&write, "413 too large".into(), retry);

@@ -75,6 +75,7 @@ fn visit<K: Ord + Clone, V: PartialEq>(
 }
 
 /// The labels placed tenants ask for.
+#[derive(Default)]
 pub(super) struct Labels {
     /// Per namespace, per label key, the values the load balancers placing there want. NB:
     /// load balancers of one cluster whose selectors give one key two values conflict (their

@@ -176,7 +176,7 @@ pub struct Context {
     /// One tenant sync per member cluster at a time.
     sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
-    memo: std::sync::Mutex<plan::Memo>,
+    memo: std::sync::Mutex<tenant::Memo>,
     /// What each member cluster's last sync wrote of the Ingresses.
     ingresses: std::sync::Mutex<HashMap<String, Written>>,
     /// Wakes the member clusters' syncers.

@@ -4,7 +4,7 @@
 //! is told when the tenant cannot be written. The cluster's plan (`desired`) calls [`plan`] for
 //! each tenant whose inputs changed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use app::domain::as3::placement::{self, Placement};
 use app::domain::as3::validate::{fits, validate_tenant};
@@ -28,9 +28,6 @@ pub struct Placed {
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     pub services: BTreeMap<(String, String), BTreeMap<String, String>>,
 }
-
-/// Per member cluster, per tenant: what the last successful sync placed.
-pub type Memo = HashMap<String, HashMap<String, Placed>>;
 
 /// One tenant of a member cluster, as the caches hold it.
 pub struct Tenant<'a> {

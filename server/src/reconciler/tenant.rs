@@ -24,6 +24,17 @@ use super::plan::{Faults, Placed};
 use super::status::set_condition;
 use super::{Context, Error, Result, Step, ingress};
 
+/// What the last successful sync of a member cluster placed, per tenant, and the labels that
+/// asks for (the next sync reads only the namespaces and Services whose labels differ).
+#[derive(Default)]
+pub struct Synced {
+    tenants: HashMap<String, Placed>,
+    labels: Labels,
+}
+
+/// Per member cluster, what its last successful sync placed.
+pub type Memo = HashMap<String, Synced>;
+
 fn name_of(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or_default()
 }
@@ -71,18 +82,21 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     // the next one does everything again.
     let previous = ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster).unwrap_or_default();
     let mut current = HashMap::new();
-    for place in objects.to_read(&previous, ensure) {
+    for place in objects.to_read(&previous.tenants, ensure) {
         current.insert(place.tenant.clone(), deployed(&client, &place).await?);
     }
+    // On ensure (or with nothing known of the last sync) every namespace and Service is read
+    // back; otherwise only those whose labels the change concerns.
+    let since = (!previous.tenants.is_empty() && !ensure).then_some(previous.labels);
     let templates = current.iter().map(|(t, cm)| (t.clone(), cm.as_ref().and_then(template_of).map(String::from)));
-    let mut desired = objects.plan(&templates.collect(), &previous, ensure);
+    let mut desired = objects.plan(&templates.collect(), previous.tenants, ensure);
     for (tenant, placed) in &desired.tenants {
         if placed.blocked {
             tracing::warn!(%cluster, %tenant, "declaration invalid; the last good ConfigMap stays");
         }
     }
     // The first error worth retrying, returned once everything else is done and reported.
-    let retry = place_tenants(&client, cluster, &mut desired, current, &previous, ensure).await?;
+    let (retry, labels) = place_tenants(&client, cluster, &mut desired, current, since.as_ref()).await?;
     let mut faults = desired.faults();
     // NB: the tickets here leave `gone` out, so its Ingresses go before it does.
     for (ticket, why) in ingress::apply(ctx, &client, cluster, &desired.ingresses, ensure).await? {
@@ -90,7 +104,8 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
     }
     report(ctx, &tickets, &faults).await?;
     super::cis::report(ctx, &client, cluster).await;
-    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), desired.tenants);
+    let synced = Synced { tenants: desired.tenants, labels };
+    ctx.memo.lock().unwrap_or_else(|p| p.into_inner()).insert(cluster.to_string(), synced);
     match retry {
         Some(e) => Err(e),
         None => Ok(faults),
@@ -100,22 +115,19 @@ pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool
 /// Applies what the tenants of `desired` place: the labels they come to want, then their
 /// ConfigMaps (one the member cluster does not take holds its tenant back, and its tickets say
 /// why), then the labels settled to what was placed (`labels::Pass` says why in that order).
-/// `current`: the ConfigMaps read; `previous`: what the last sync placed. Returns the first
-/// write error worth retrying.
+/// `current`: the ConfigMaps read; `since`: the labels of the last sync, if it is to be trusted.
+/// Returns the first write error worth retrying, and the labels placed.
 async fn place_tenants(
     client: &kube::Client,
     cluster: &str,
     desired: &mut Desired,
     mut current: HashMap<String, Option<ConfigMap>>,
-    previous: &HashMap<String, Placed>,
-    ensure: bool,
-) -> Result<Option<Error>> {
-    // On ensure (or with nothing known of the last sync) every namespace and Service is read
-    // back; otherwise only those whose labels the change concerns.
-    let since = (!previous.is_empty() && !ensure).then(|| Labels::of(previous));
+    since: Option<&Labels>,
+) -> Result<(Option<Error>, Labels)> {
     let planned = desired.labels();
-    labels::apply(client, &planned, since.as_ref(), None, Pass::Add).await?;
+    labels::apply(client, &planned, since, None, Pass::Add).await?;
     let mut retry: Option<Error> = None;
+    let mut held_back = false;
     for write in std::mem::take(&mut desired.configmaps) {
         let tenant = &write.place.tenant;
         // NB: a ConfigMap the member cluster will not take holds back its tenant alone: every
@@ -124,6 +136,7 @@ async fn place_tenants(
             Ok(true) => super::crash::point(Step::ConfigMapWrite).await,
             Ok(false) => {}
             Err(e) => {
+                held_back = true;
                 tracing::warn!(%cluster, %tenant, error = %e, "the tenant's ConfigMap was not written; the last good one stays");
                 match refused_for_good(&e) {
                     Some(why) => desired.unwritten(
@@ -144,8 +157,10 @@ async fn place_tenants(
             }
         }
     }
-    labels::apply(client, &desired.labels(), since.as_ref(), Some(&planned), Pass::Settle).await?;
-    Ok(retry)
+    // NB: what the tenants place changed only if one was held back.
+    let settled = held_back.then(|| desired.labels());
+    labels::apply(client, settled.as_ref().unwrap_or(&planned), since, Some(&planned), Pass::Settle).await?;
+    Ok((retry, settled.unwrap_or(planned)))
 }
 
 /// Why the member cluster refused a ConfigMap for good (too large, invalid, forbidden, its
@@ -367,9 +382,14 @@ mod tests {
             Call::new(Method::PATCH, OLD_PATCH, 200, service("old", None)),
         ]);
         let (mut desired, previous) = moving_pool();
+        let since = Labels::of(&previous);
         let (result, bodies) =
-            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), &previous, false)).await;
-        assert!(matches!(result, Ok(None)), "{result:?}");
+            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), Some(&since))).await;
+        let (retry, placed) = result.expect("placed");
+        assert!(retry.is_none(), "{retry:?}");
+        // What the next sync starts from: the labels of what was placed.
+        let new_service = ("default".to_string(), "new".to_string());
+        assert_eq!(placed.services.keys().collect::<Vec<_>>(), [&new_service]);
         assert_eq!(bodies[1]["metadata"]["labels"][CIS_POOL], "new_pool", "{}", bodies[1]);
         assert_eq!(bodies[2]["data"][TEMPLATE_KEY], "new");
         for key in SERVICE_LABEL_KEYS {
@@ -388,8 +408,12 @@ mod tests {
         ]);
         let (mut desired, previous) = moving_pool();
         let (result, bodies) =
-            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), &previous, false)).await;
-        assert!(matches!(result, Ok(None)), "refused for good, not retried: {result:?}");
+            scenario.run(place_tenants(&client, "c1", &mut desired, HashMap::new(), Some(&since))).await;
+        let (retry, placed) = result.expect("placed");
+        assert!(retry.is_none(), "refused for good, not retried: {retry:?}");
+        // Held back: the labels the next sync starts from are the last good declaration's.
+        let old_service = ("default".to_string(), "old".to_string());
+        assert_eq!(placed.services.keys().collect::<Vec<_>>(), [&old_service]);
         assert!(bodies[4]["metadata"]["labels"][CIS_POOL].is_null(), "{}", bodies[4]);
         let held = &desired.tenants["t1"];
         assert!(held.blocked && held.services == previous["t1"].services, "{held:?}");
