@@ -16,8 +16,7 @@ pub struct Account {
 
 /// Hashes a password with argon2id and a random salt (PHC string).
 pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Error> {
-    let salt = SaltString::generate(&mut OsRng);
-    Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
+    hash_with(&Argon2::default(), password)
 }
 
 /// Hashes a published password (the demo users' fixed ones, documented in the README) with
@@ -27,8 +26,13 @@ pub fn hash_password(password: &str) -> Result<String, argon2::password_hash::Er
 pub fn hash_published_password(password: &str) -> Result<String, argon2::password_hash::Error> {
     use argon2::{Algorithm, Params, Version};
     let params = Params::new(Params::MIN_M_COST, Params::MIN_T_COST, Params::MIN_P_COST, None)?;
+    hash_with(&Argon2::new(Algorithm::Argon2id, Version::V0x13, params), password)
+}
+
+/// `password` hashed by `argon2` with a random salt (PHC string).
+fn hash_with(argon2: &Argon2, password: &str) -> Result<String, argon2::password_hash::Error> {
     let salt = SaltString::generate(&mut OsRng);
-    Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params).hash_password(password.as_bytes(), &salt)?.to_string())
+    Ok(argon2.hash_password(password.as_bytes(), &salt)?.to_string())
 }
 
 /// Whether `password` matches the PHC `hash`; a malformed hash never matches.
