@@ -88,6 +88,16 @@ enum Command {
 
 impl Cli {
     /// Runs the command given (`serve` when none is).
+    /// The whole program: parses the command line, installs the logs and runs the command on
+    /// a multi-threaded runtime. NB: here, not as `#[tokio::main]` in the binary: the commands'
+    /// futures are compiled where they are first polled, so polled from the binary they were
+    /// compiled a second time there (48 s of every release build; docs/perf.md).
+    pub fn main() -> anyhow::Result<()> {
+        let cli = Cli::parse();
+        crate::telemetry::init();
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(cli.run())
+    }
+
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
             None => crate::serve::run(self.serve).await,
