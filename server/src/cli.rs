@@ -87,7 +87,6 @@ enum Command {
 }
 
 impl Cli {
-    /// Runs the command given (`serve` when none is).
     /// The whole program: parses the command line, installs the logs and runs the command on
     /// a multi-threaded runtime. NB: here, not as `#[tokio::main]` in the binary: the commands'
     /// futures are compiled where they are first polled, so polled from the binary they were
@@ -98,7 +97,8 @@ impl Cli {
         tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(cli.run())
     }
 
-    pub async fn run(self) -> anyhow::Result<()> {
+    /// Runs the command given (`serve` when none is).
+    async fn run(self) -> anyhow::Result<()> {
         match self.command {
             None => crate::serve::run(self.serve).await,
             Some(Command::Serve(args)) => crate::serve::run(*args).await,
