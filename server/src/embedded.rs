@@ -89,6 +89,28 @@ fn demo_endpoints(ns: &str, index: usize, ports: &[u16]) -> Value {
     json!({"apiVersion": "v1", "kind": "Endpoints", "subsets": [{"addresses": addresses, "ports": ports}]})
 }
 
+/// The demo Services of a member namespace and their Endpoints, as (resource, name, object):
+/// seeded in every member namespace, and made by the tests in namespaces of their own.
+pub fn demo_services(ns: &str) -> Vec<(&'static str, &'static str, Value)> {
+    let mut objects = Vec::new();
+    for (index, (svc, ports)) in SERVICES.iter().enumerate() {
+        let mut endpoints = demo_endpoints(ns, index, ports);
+        endpoints["metadata"] = json!({"name": svc, "namespace": ns});
+        objects.push(("endpoints", *svc, endpoints));
+        let ports: Vec<Value> = ports
+            .iter()
+            .map(|p| json!({"name": format!("p{p}"), "port": p, "protocol": "TCP", "targetPort": p}))
+            .collect();
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": svc, "namespace": ns, "labels": {"app": svc}},
+            "spec": {"type": "ClusterIP", "selector": {"app": svc}, "ports": ports},
+        });
+        objects.push(("services", *svc, service));
+    }
+    objects
+}
+
 /// The embedded API, ready to serve.
 pub struct Embedded {
     pub api: Arc<Api>,
@@ -178,20 +200,8 @@ pub async fn start(db: &Db, mgmt: &str, history: i64, admission: Arc<Admission>)
                 .await?;
                 continue;
             }
-            for (index, (svc, ports)) in SERVICES.iter().enumerate() {
-                seed(&store, name, kind("endpoints")?, ns, svc, demo_endpoints(ns, index, ports)).await?;
-            }
-            for (svc, ports) in SERVICES {
-                let ports: Vec<Value> = ports
-                    .iter()
-                    .map(|p| json!({"name": format!("p{p}"), "port": p, "protocol": "TCP", "targetPort": p}))
-                    .collect();
-                let body = json!({
-                    "apiVersion": "v1", "kind": "Service",
-                    "metadata": {"name": svc, "namespace": ns, "labels": {"app": svc}},
-                    "spec": {"type": "ClusterIP", "selector": {"app": svc}, "ports": ports},
-                });
-                seed(&store, name, kind("services")?, ns, svc, body).await?;
+            for (resource, svc, body) in demo_services(ns) {
+                seed(&store, name, kind(resource)?, ns, svc, body).await?;
             }
         }
         if name != mgmt {

@@ -51,7 +51,12 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn new(backend: Backend) -> TestDb {
-        let dir = tempfile::tempdir().expect("temporary directory");
+        TestDb::new_in(backend, &std::env::temp_dir()).await
+    }
+
+    /// The same, its directory made in `parent`.
+    pub async fn new_in(backend: Backend, parent: &std::path::Path) -> TestDb {
+        let dir = tempfile::tempdir_in(parent).expect("temporary directory");
         let url = match backend {
             Backend::Sqlite => Db::sqlite_url(dir.path()),
             Backend::Postgres => fresh_postgres_database().await,
@@ -96,6 +101,8 @@ pub struct Lbdesk {
     pub webhook_addr: Option<std::net::SocketAddr>,
     /// Where `/metrics` is served (apart from the web UI).
     pub metrics_url: String,
+    /// The runtime it runs on (the test's, or a shared lbdesk's own).
+    pub runtime: tokio::runtime::Id,
     /// Panics on the test's runtime since lbdesk started fail the test.
     panics: Watch,
     /// Stops lbdesk when sent to or dropped (as SIGTERM does).
@@ -279,6 +286,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver,
         webhook_addr,
         metrics_url,
+        runtime: tokio::runtime::Handle::current().id(),
         panics,
         stop: Some(stop),
         task: Some(task),

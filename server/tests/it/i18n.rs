@@ -6,8 +6,12 @@ use app::i18n::{Locale, Msg};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT_LANGUAGE, COOKIE, SET_COOKIE};
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, browser};
 use crate::on_both_databases;
+use crate::shared::Shared;
+
+/// Shared: alice's saved language is the only thing a test here changes, and only one reads it.
+static LBDESK: Shared = Shared::new();
 
 on_both_databases!(a_users_choice_of_language_follows_them_to_another_browser);
 
@@ -40,7 +44,7 @@ async fn set_locale(client: &reqwest::Client, lbdesk: &Lbdesk, locale: &str) -> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_speaks_what_the_browser_asks_for_and_the_cookie_remembers() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let user_name = |l| words("common.login.username", l);
     let chinese = sign_in_page(&lbdesk, &[(ACCEPT_LANGUAGE, "zh-CN,zh;q=0.9,en;q=0.8")]).await;
     assert!(chinese.contains(r#"<html lang="zh-CN""#), "{chinese}");
@@ -86,7 +90,7 @@ async fn a_page_speaks_what_the_browser_asks_for_and_the_cookie_remembers() {
 }
 
 async fn a_users_choice_of_language_follows_them_to_another_browser(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let first = crate::helpers::signed_in(&lbdesk, "alice").await;
     assert_eq!(set_locale(&first, &lbdesk, "zh-CN").await.status(), StatusCode::OK);
 

@@ -7,7 +7,11 @@ use app::domain::crd::Lbticket;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
+use crate::shared::Shared;
+
+/// Shared by the tests of admission (the seed objects' test runs without the reconciler).
+static LBDESK: Shared = Shared::new();
 
 pub(crate) struct Kubectl {
     kubeconfig: std::path::PathBuf,
@@ -88,7 +92,7 @@ async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_create_shows_the_admission_message() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
     let bad = "apiVersion: ebcpaas.io/v1\nkind: Lbticket\nmetadata: {name: bad}\nspec: {loadbalancer: demo, namespace: default, lbtype: banana}\n";
@@ -99,13 +103,13 @@ async fn a_denied_create_shows_the_admission_message() {
     let bad_ip = bad.replace("lbtype: banana", "veip: 20.1.0.999");
     let (ok, _, err) = k.run(&["create", "-f", "-"], Some(&bad_ip));
     assert!(!ok && err.contains("veip: \"20.1.0.999\" is not an IP address"), "{err}");
-    let (_, out, _) = k.run(&["get", "lbtickets", "-o", "name"], None);
-    assert!(out.trim().is_empty(), "nothing was stored: {out}");
+    let (found, _, err) = k.run(&["get", "lbticket", "bad", "-o", "name"], None);
+    assert!(!found && err.contains("NotFound"), "nothing was stored: {err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admission_refuses_what_the_screens_grey_out() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
     let lb = "apiVersion: ebcpaas.io/v1\nkind: Loadbalancer\nmetadata: {name: demo}\nspec:\n  ltm: {url: http://100.1.1.1/api, tokenSecretRef: {namespace: lbdesk-system, name: t}, cidr: 10.0.0.0/24}\n  ve: {addr: 200.1.1.1, credentialsSecretRef: {namespace: lbdesk-system, name: c}, cidr: 20.1.0.0/24}\n  cluster: acp-region01\n  scope: [project-a]\n";

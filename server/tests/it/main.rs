@@ -31,6 +31,7 @@ mod rules;
 mod save_calls;
 mod secrets;
 mod server_fns;
+mod shared;
 mod user;
 mod web;
 mod web_csrf;

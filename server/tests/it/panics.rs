@@ -4,7 +4,8 @@
 //! from reaching the test: the server answers 500 or stops reconciling and the test may still
 //! pass, or time out far from the cause. Each test runs on its own runtime, and so does the
 //! lbdesk it spawns, so a panic on that runtime is that test's: [`Watch::check`] fails it
-//! with the panic's message, and [`check_this_runtime`] lets a wait fail at once.
+//! with the panic's message, and [`check_this_runtime`] lets a wait fail at once. A shared
+//! lbdesk runs on a runtime of its own, watched by each test using it (`shared`).
 
 use std::sync::{Mutex, Once};
 
@@ -67,7 +68,7 @@ fn fail_on(reports: Vec<String>) {
 }
 
 /// A test's watch over the record, from the moment it starts.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Watch {
     runtime: Id,
     from: usize,
@@ -78,23 +79,43 @@ impl Watch {
     ///
     /// NB: call it inside the test's runtime (a `#[tokio::test]`), where lbdesk is spawned.
     pub fn start() -> Watch {
+        Watch::on(Handle::current().id())
+    }
+
+    /// Watches `runtime` from now on (a shared lbdesk's, for one test).
+    pub fn on(runtime: Id) -> Watch {
         install();
         let from = PANICS.lock().unwrap_or_else(|p| p.into_inner()).len();
-        Watch { runtime: Handle::current().id(), from }
+        Watch { runtime, from }
     }
 
     /// Fails the test if anything panicked on its runtime since the watch started, or on a
     /// thread of no runtime meanwhile (whose test cannot be told, so each test watching then
     /// fails).
     pub fn check(&self) {
-        fail_on(reports(self.runtime, self.from, true));
+        fail_on(self.seen());
+    }
+
+    /// What `check` fails on.
+    pub fn seen(&self) -> Vec<String> {
+        reports(self.runtime, self.from, true)
     }
 }
 
-/// Fails the calling test at once if anything panicked on its runtime (a wait for what the
-/// panicking task would have done would only time out).
+/// Fails the calling test at once if anything panicked on its runtime, or on the runtime of a
+/// shared lbdesk it uses since it began to (a wait for what the panicking task would have done
+/// would only time out).
 pub fn check_this_runtime() {
     if let Ok(handle) = Handle::try_current() {
-        fail_on(reports(handle.id(), 0, false));
+        fail_on(on_test_runtime(handle.id()));
     }
+}
+
+/// What `check_this_runtime` fails on, for the test on `runtime`.
+pub fn on_test_runtime(runtime: Id) -> Vec<String> {
+    let mut seen = reports(runtime, 0, false);
+    for watch in crate::shared::leased_by(runtime) {
+        seen.extend(reports(watch.runtime, watch.from, false));
+    }
+    seen
 }

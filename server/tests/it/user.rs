@@ -82,7 +82,39 @@ pub async fn save_lb(admin: &User, form: &LbForm) -> reqwest::Response {
 /// lbdesk with the load balancer `demo` registered by the admin, who is signed in.
 pub async fn with_demo_lb(backend: Backend) -> (Lbdesk, User) {
     let lbdesk = spawn_lbdesk(backend).await;
-    let admin = User::sign_in(&lbdesk, "admin").await;
-    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    let admin = register_demo_lb(&lbdesk).await;
     (lbdesk, admin)
+}
+
+/// The admin, signed in, registers the load balancer `demo`.
+pub async fn register_demo_lb(lbdesk: &Lbdesk) -> User {
+    let admin = User::sign_in(lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
+    admin
+}
+
+/// The namespace `name` of acp-region01, in `project`, with the demo Services and their
+/// Endpoints: a test sharing its module's lbdesk works in namespaces of its own, as a Service
+/// serves one listener and a namespace's requests share its CIS applications.
+pub async fn own_namespace(lbdesk: &Lbdesk, project: &str, name: &str) {
+    use k8s_openapi::api::core::v1::{Endpoints, Namespace, Service};
+    use kube::Api;
+    let member = lbdesk.client("acp-region01").await;
+    let create = kube::api::PostParams::default();
+    let namespace = serde_json::from_value(json!({"metadata": {"name": name}})).expect("a namespace");
+    Api::<Namespace>::all(member.clone()).create(&create, &namespace).await.expect("the namespace");
+    for (resource, service, object) in server::embedded::demo_services(name) {
+        let made = match resource {
+            "services" => {
+                let api = Api::<Service>::namespaced(member.clone(), name);
+                api.create(&create, &serde_json::from_value(object).expect("a Service")).await.map(drop)
+            }
+            _ => {
+                let api = Api::<Endpoints>::namespaced(member.clone(), name);
+                api.create(&create, &serde_json::from_value(object).expect("Endpoints")).await.map(drop)
+            }
+        };
+        made.unwrap_or_else(|e| panic!("{resource} {service} in {name}: {e}"));
+    }
+    lbdesk.db.assign_namespace(project, "acp-region01", name).await.expect("the namespace joins the project");
 }

@@ -6,6 +6,11 @@ use reqwest::StatusCode;
 
 use crate::helpers::{Backend, Lbdesk, Options, browser, english, spawn_lbdesk, spawn_lbdesk_with};
 use crate::on_both_databases;
+use crate::shared::Shared;
+
+/// Shared by the tests that change nothing another relies on; a password reset, an admin ending
+/// alice's sessions and other options each get a fresh lbdesk.
+static LBDESK: Shared = Shared::new();
 
 on_both_databases!(
     anonymous_pages_go_to_sign_in_and_server_functions_answer_401,
@@ -32,7 +37,7 @@ async fn me(client: &reqwest::Client, lbdesk: &Lbdesk) -> reqwest::Response {
 }
 
 async fn anonymous_pages_go_to_sign_in_and_server_functions_answer_401(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let client = browser();
     for page in ["/", "/tickets", "/loadbalancers", "/rules?x=1"] {
         let res = client.get(format!("{}{page}", lbdesk.url)).send().await.expect("request");
@@ -62,7 +67,7 @@ async fn anonymous_pages_go_to_sign_in_and_server_functions_answer_401(backend: 
 }
 
 async fn a_wrong_password_and_an_unknown_user_get_the_same_answer(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let client = browser();
     let wrong = login(&client, &lbdesk, "alice", "bob-demo").await;
     let status = wrong.status();
@@ -76,7 +81,7 @@ async fn a_wrong_password_and_an_unknown_user_get_the_same_answer(backend: Backe
 }
 
 async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let client = browser();
     let res = login(&client, &lbdesk, "alice", "alice-demo").await;
     assert!(res.status().is_success() || res.status().is_redirection(), "{}", res.status());
@@ -87,6 +92,12 @@ async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend:
     assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
     assert!(cookie.contains("Max-Age=28800"), "sessions expire after 8 idle hours: {cookie}");
     let session_cookie = cookie.split(';').next().expect("name=value").to_string();
+    let id = session_cookie.trim_start_matches("lbdesk_session=").to_string();
+    let stored = || async {
+        let count = sqlx::query_as::<_, (i64,)>("SELECT COUNT(*) FROM sessions WHERE id = $1").bind(&id);
+        count.fetch_one(&lbdesk.db.pool).await.expect("count").0
+    };
+    assert_eq!(stored().await, 1, "the store holds the session under the cookie's id");
 
     let user: CurrentUser = me(&client, &lbdesk).await.json().await.expect("the user");
     assert_eq!(user.username, "alice");
@@ -98,9 +109,7 @@ async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend:
 
     let res = client.post(format!("{}/api/logout", lbdesk.url)).send().await.expect("request");
     assert!(res.status().is_success(), "{}", res.status());
-    let (rows,): (i64,) =
-        sqlx::query_as("SELECT COUNT(*) FROM sessions").fetch_one(&lbdesk.db.pool).await.expect("count");
-    assert_eq!(rows, 0, "the session is gone from the store");
+    assert_eq!(stored().await, 0, "the session is gone from the store");
     // The old cookie, replayed by someone who kept it, opens nothing.
     let replay = reqwest::Client::new()
         .post(format!("{}/api/me", lbdesk.url))
@@ -126,7 +135,7 @@ async fn the_cookie_is_secure_behind_an_https_address(backend: Backend) {
 }
 
 async fn a_tenant_cannot_switch_to_a_project_they_are_not_in(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let client = browser();
     login(&client, &lbdesk, "bob", "bob-demo").await;
     let res = client
@@ -142,7 +151,7 @@ async fn a_tenant_cannot_switch_to_a_project_they_are_not_in(backend: Backend) {
 }
 
 async fn after_sign_in_only_a_clean_local_path_is_followed(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     // A tab or newline is dropped by browsers (`/\t/evil.example` is another origin), and a
     // newline cannot go into a header: each answer sends the browser home, and nothing panics.
     for next in ["/\t/evil.example", "/\n/evil.example", "/tickets\r\nSet-Cookie: x=1", "//evil.example", "/listeners"]
@@ -161,7 +170,7 @@ async fn after_sign_in_only_a_clean_local_path_is_followed(backend: Backend) {
 }
 
 async fn the_web_port_does_not_answer_admission_reviews(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     // An AdmissionReview that asks about a ticket on the demo load balancer: answered, it would
     // name load balancers, partitions and their use to anyone who can reach the UI.
     let review = serde_json::json!({
@@ -275,7 +284,7 @@ async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
 async fn bundle_files_are_served_without_reading_the_session() {
     use crate::log_capture::Capture;
 
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let client = browser();
     let cookie = format!("lbdesk_session={}", tower_sessions::session::Id::default());
     let capture = Capture::start();

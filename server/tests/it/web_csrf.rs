@@ -5,7 +5,11 @@ use app::error::AppError;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, Options, browser, spawn_lbdesk, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, browser, spawn_lbdesk_with};
+use crate::shared::Shared;
+
+/// Shared by the tests on the default options.
+static LBDESK: Shared = Shared::new();
 
 /// A client without the same-origin marker `browser()` sends: each request says what it says.
 fn bare() -> reqwest::Client {
@@ -33,7 +37,7 @@ async fn assert_refused(res: reqwest::Response, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_from_another_site_are_refused_in_every_encoding() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     // alice is signed in: her cookie goes with every request below, as a browser would send it.
     let client = bare();
     let res = sign_in(&client, &lbdesk, &lbdesk.url).await;
@@ -91,7 +95,7 @@ async fn writes_from_another_site_are_refused_in_every_encoding() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebound_dns_name_is_not_this_site() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let port = lbdesk.url.rsplit(':').next().expect("port").to_string();
     // After a DNS rebinding the browser sends Host and Origin both naming the attacker's name.
     let rebound = format!("evil.example:{port}");
@@ -137,7 +141,7 @@ async fn with_a_public_url_only_its_origin_may_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_request_keeps_its_connection_for_the_next() {
     use std::io::{Read, Write};
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let host = lbdesk.url.trim_start_matches("http://").to_string();
     let body = "name=web-a&action=Delete";
     // Anonymous (401) and cross-site (403): both answered before any server function runs.

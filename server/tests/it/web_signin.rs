@@ -8,6 +8,11 @@ use app::error::AppError;
 use reqwest::StatusCode;
 
 use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::shared::Shared;
+
+/// Shared by the tests that sign in as they should; the throttle's tests get a fresh lbdesk each,
+/// as they make every sign-in from this address (all tests') wait.
+static LBDESK: Shared = Shared::new();
 
 async fn sign_in(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
     client
@@ -95,7 +100,7 @@ async fn one_address_trying_many_names_is_throttled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_id_planted_before_sign_in_is_worthless_after_it() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     // The attacker's own valid session, and a made-up id, each planted in the victim's browser.
     let planted = session_cookie(&sign_in(&browser(), &lbdesk, "bob", "bob-demo").await);
     for cookie in [planted.clone(), "lbdesk_session=AAAAAAAAAAAAAAAAAAAAAA".to_string()] {
@@ -125,7 +130,7 @@ async fn a_session_id_planted_before_sign_in_is_worthless_after_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cookie_kept_from_before_sign_out_opens_nothing() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let client = browser();
     let kept = session_cookie(&sign_in(&client, &lbdesk, "admin", "admin-demo").await);
     assert_eq!(me_with(&lbdesk, &kept).await.status(), StatusCode::OK, "the cookie works while signed in");

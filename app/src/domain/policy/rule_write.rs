@@ -37,7 +37,9 @@ pub fn rule_write(
     priority_unique(name, spec, rules.iter().map(|r| (r.metadata.name.as_deref().unwrap_or_default(), &r.spec)))?;
     let me = Owner::Listener { ticket: spec.lbticket.clone(), listener: spec.listener.clone() };
     for (j, s) in spec.services.iter().enumerate() {
-        usage.available(&s.service, &me).map_err(|r| Refusal::field(format!("services[{j}].service"), r.reason))?;
+        usage
+            .available_on(&s.service, s.port, &me, Some(name))
+            .map_err(|r| Refusal::field(format!("services[{j}].service"), r.reason))?;
     }
     Ok(())
 }

@@ -46,6 +46,11 @@ impl Owner {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     owners: BTreeMap<String, Owner>,
+    /// Service → each port it backs a pool on, with the rule that uses it so (`None`: a
+    /// listener). NB: CIS puts a Service in one pool only (it labels the Service with the
+    /// pool), so a listener and its rules use a Service on one port; the AS3 declaration of
+    /// two would be invalid, and a write through the API would hold the whole tenant back.
+    ports: BTreeMap<String, Vec<(u16, Option<String>)>>,
     /// F5 Ingress name → the ticket it is on.
     ingresses: BTreeMap<String, String>,
 }
@@ -57,7 +62,7 @@ impl Usage {
     /// form [`Usage::admit`] then checks.
     pub fn of_namespace<'a>(
         tickets: impl IntoIterator<Item = (&'a str, &'a LbticketSpec)>,
-        rules: impl IntoIterator<Item = &'a LbruleSpec>,
+        rules: impl IntoIterator<Item = (&'a str, &'a LbruleSpec)>,
         skip: Option<&str>,
     ) -> Usage {
         let mut usage = Usage::default();
@@ -68,8 +73,8 @@ impl Usage {
                 usage.add_ticket(name, spec);
             }
         }
-        for r in rules.into_iter().filter(|r| names.contains(r.lbticket.as_str())) {
-            usage.add_backends(&r.lbticket, &r.listener, &r.services);
+        for (rule, r) in rules.into_iter().filter(|(_, r)| names.contains(r.lbticket.as_str())) {
+            usage.add_pools(&r.lbticket, &r.listener, &r.services, Some(rule));
         }
         usage
     }
@@ -99,7 +104,8 @@ impl Usage {
             .iter()
             .filter(|t| t.spec.namespace == ticket.spec.namespace && ticket_cluster(t, loadbalancers) == cluster);
         let named = neighbours.map(|t| (t.metadata.name.as_deref().unwrap_or_default(), &t.spec));
-        Usage::of_namespace(named, rules.iter().map(|r| &r.spec), skip)
+        let rules = rules.iter().map(|r| (r.metadata.name.as_deref().unwrap_or_default(), &r.spec));
+        Usage::of_namespace(named, rules, skip)
     }
 
     /// Records everything `spec` of ticket `name` uses.
@@ -122,8 +128,15 @@ impl Usage {
 
     /// Records every Service behind `listener` of `ticket`.
     pub fn add_backends(&mut self, ticket: &str, listener: &str, services: &[ServiceRef]) {
+        self.add_pools(ticket, listener, services, None);
+    }
+
+    /// Records every Service behind `listener` of `ticket`, or behind `rule` on it, and the
+    /// port it backs a pool on.
+    fn add_pools(&mut self, ticket: &str, listener: &str, services: &[ServiceRef], rule: Option<&str>) {
         for s in services {
             self.add(&s.service, Owner::Listener { ticket: ticket.into(), listener: listener.into() });
+            self.ports.entry(s.service.clone()).or_default().push((s.port, rule.map(String::from)));
         }
     }
 
@@ -135,6 +148,21 @@ impl Usage {
                 Err(Refusal::field("services", reason))
             }
             _ => Ok(()),
+        }
+    }
+
+    /// Whether `me` may use `service` on `port`: nobody else uses it, and no other listener or
+    /// rule here uses it on another port. `rule`: the rule asking, whose stored form does not
+    /// count.
+    pub fn available_on(&self, service: &str, port: u16, me: &Owner, rule: Option<&str>) -> Verdict {
+        self.available(service, me)?;
+        let uses = self.ports.get(service).into_iter().flatten();
+        match uses.filter(|(_, by)| by.is_none() || by.as_deref() != rule).find(|(p, _)| *p != port) {
+            Some((other, _)) => Err(Refusal::field(
+                "services",
+                crate::msg!("refusals.services.one_port", service = service, port = other),
+            )),
+            None => Ok(()),
         }
     }
 
@@ -150,10 +178,10 @@ impl Usage {
         for (i, l) in spec.listeners.iter().enumerate() {
             let me = Owner::Listener { ticket: name.into(), listener: l.name.clone() };
             for (j, s) in l.services.iter().enumerate() {
-                self.available(&s.service, &me)
+                self.available_on(&s.service, s.port, &me, None)
                     .map_err(|r| Refusal::field(format!("listeners[{i}].services[{j}].service"), r.reason))?;
+                self.add_backends(name, &l.name, std::slice::from_ref(s));
             }
-            self.add_backends(name, &l.name, &l.services);
         }
         for (i, ingress) in spec.ingresses.iter().enumerate() {
             if let Some(other) = self.ingresses.get(&ingress.name) {
@@ -229,7 +257,7 @@ mod tests {
             services: vec![svc("svc03", 8080, 100)],
             ..Default::default()
         };
-        let usage = || Usage::of_namespace([("t1", &t1), ("t2", &t2)], [&rule], Some("t3"));
+        let usage = || Usage::of_namespace([("t1", &t1), ("t2", &t2)], [("r", &rule)], Some("t3"));
         for (what, name, spec, refused_at) in [
             ("a free Service", "t3", listeners(&[("api", "svc04")]), None),
             ("another listener's", "t3", listeners(&[("api", "svc01")]), Some("listeners[0].services[0].service")),
@@ -249,12 +277,71 @@ mod tests {
         }
         // The request being changed keeps its own Services; the rules on its listeners stay
         // theirs.
-        let again = || Usage::of_namespace([("t1", &t1), ("t2", &t2)], [&rule], Some("t1"));
+        let again = || Usage::of_namespace([("t1", &t1), ("t2", &t2)], [("r", &rule)], Some("t1"));
         assert_eq!(again().admit("t1", &listeners(&[("web", "svc03"), ("api", "svc01")])), Ok(()));
         let taken = again().admit("t1", &listeners(&[("web", "svc01"), ("api", "svc03")]));
         assert_eq!(
             taken.expect_err("the rule's").reason.to_string(),
             "Service svc03 is already used by listener web of t1."
         );
+    }
+
+    #[test]
+    fn a_service_backs_one_pool_a_listener_and_its_rules_use_it_on_one_port() {
+        let t1 = listeners(&[("web", "svc01")]);
+        let rule = LbruleSpec {
+            lbticket: "t1".into(),
+            listener: "web".into(),
+            services: vec![svc("svc03", 8080, 100)],
+            ..Default::default()
+        };
+        // What a rule on `web` is checked against (nothing left out).
+        let beside = Usage::of_namespace([("t1", &t1)], [("canary", &rule)], None);
+        let web = Owner::Listener { ticket: "t1".into(), listener: "web".into() };
+        for (what, service, port, asking, allowed) in [
+            ("the listener's Service on its port", "svc01", 8080, "other", true),
+            ("the listener's Service on another port", "svc01", 8443, "other", false),
+            ("another rule's Service on its port", "svc03", 8080, "other", true),
+            ("another rule's Service on another port", "svc03", 8443, "other", false),
+            ("the rule itself taking its Service to another port", "svc03", 8443, "canary", true),
+            ("the rule itself taking the listener's to another port", "svc01", 8443, "canary", false),
+            ("a free Service on any port", "svc04", 9000, "other", true),
+        ] {
+            assert_eq!(beside.available_on(service, port, &web, Some(asking)).is_ok(), allowed, "{what}");
+        }
+        assert_eq!(
+            beside.available_on("svc03", 8443, &web, Some("other")).expect_err("two pools").reason.to_string(),
+            "Service svc03 already backs a pool on port 8080 here; CIS puts a Service in one pool only."
+        );
+
+        // The request changed: its listener takes the rule's Service to another port, or one
+        // Service on two ports.
+        let listener = |services: Vec<ServiceRef>| LbticketSpec {
+            listeners: vec![Listener {
+                name: "web".into(),
+                port: 80,
+                protocol: Protocol::Http,
+                session: Session::None,
+                services,
+            }],
+            ..Default::default()
+        };
+        let around = || Usage::of_namespace([("t1", &t1)], [("canary", &rule)], Some("t1"));
+        for (what, services, refused_at) in [
+            ("the rule's Service on its port", vec![svc("svc03", 8080, 100)], None),
+            (
+                "the rule's Service on another port",
+                vec![svc("svc03", 8443, 100)],
+                Some("listeners[0].services[0].service"),
+            ),
+            (
+                "one Service on two ports",
+                vec![svc("svc01", 8080, 50), svc("svc01", 8443, 50)],
+                Some("listeners[0].services[1].service"),
+            ),
+        ] {
+            let got = around().admit("t1", &listener(services)).err().and_then(|r| r.field);
+            assert_eq!(got.as_deref(), refused_at, "{what}");
+        }
     }
 }
