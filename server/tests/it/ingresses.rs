@@ -23,7 +23,8 @@ use serde_json::json;
 
 use crate::helpers::{Backend, Lbdesk, until};
 use crate::on_sqlite;
-use crate::user::{User, ok, refused, ticket_form, wait_phase, with_demo_lb};
+use crate::shared::Shared;
+use crate::user::{User, ok, own_namespace, refused, ticket_form, wait_phase};
 
 on_sqlite!(an_ingress_is_saved_listed_and_carried_by_the_member_cluster);
 
@@ -35,9 +36,12 @@ fn form(ticket: &str, name: &str, rules: Vec<IngressRule>) -> IngressForm {
     IngressForm { ticket: ticket.into(), name: name.into(), rules, ..Default::default() }
 }
 
-/// Alice's request `name` in `team-a`, for `lbtype`, once Enabled.
-async fn address(alice: &User, name: &str, lbtype: LbType) {
-    let ticket = TicketForm { lbtype, ..ticket_form(name, "team-a", "") };
+/// Shared by the tests here: one works in team-a, the other in a namespace of its own.
+static LBDESK: Shared = Shared::with_demo_lb();
+
+/// Alice's request `name` in `namespace`, for `lbtype`, once Enabled.
+async fn address(alice: &User, name: &str, namespace: &str, lbtype: LbType) {
+    let ticket = TicketForm { lbtype, ..ticket_form(name, namespace, "") };
     ok::<String>(alice.json("ticket/save", json!({"form": ticket})).await).await;
     wait_phase(alice, name, Phase::Enabled).await;
 }
@@ -67,9 +71,9 @@ async fn secret(lbdesk: &Lbdesk, name: &str, type_: &str) {
 }
 
 async fn an_ingress_is_saved_listed_and_carried_by_the_member_cluster(backend: Backend) {
-    let (lbdesk, admin) = with_demo_lb(backend).await;
-    let alice = User::sign_in(&lbdesk, "alice").await;
-    address(&alice, "gate", LbType::Ingress).await;
+    let lbdesk = LBDESK.get(backend).await;
+    let (admin, alice) = (User::sign_in(&lbdesk, "admin").await, User::sign_in(&lbdesk, "alice").await);
+    address(&alice, "gate", "team-a", LbType::Ingress).await;
     secret(&lbdesk, "gate-tls", "kubernetes.io/tls").await;
     secret(&lbdesk, "gate-env", "Opaque").await;
 
@@ -149,12 +153,13 @@ async fn an_ingress_is_saved_listed_and_carried_by_the_member_cluster(backend: B
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ingress_refusals_reach_their_fields_and_an_address_in_use_stays() {
-    let (lbdesk, _admin) = with_demo_lb(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    own_namespace(&lbdesk, "project-a", "refusals").await;
     let alice = User::sign_in(&lbdesk, "alice").await;
-    address(&alice, "shop", LbType::Listener).await;
-    address(&alice, "gate", LbType::Ingress).await;
+    address(&alice, "counter", "refusals", LbType::Listener).await;
+    address(&alice, "door", "refusals", LbType::Ingress).await;
     let listener = ListenerForm {
-        ticket: "shop".into(),
+        ticket: "counter".into(),
         name: "web".into(),
         port: 80,
         services: vec![ServiceRef { service: "web-v1".into(), port: 8080, weight: 100 }],
@@ -162,19 +167,19 @@ async fn ingress_refusals_reach_their_fields_and_an_address_in_use_stays() {
     };
     ok::<String>(alice.json("listener/save", json!({"form": listener})).await).await;
     let save = |f: IngressForm| alice.json("ingress/save", json!({"form": f}));
-    ok::<String>(save(form("gate", "web", vec![route(None, "/", "api", 8080)])).await).await;
+    ok::<String>(save(form("door", "web", vec![route(None, "/", "api", 8080)])).await).await;
 
-    assert!(choices(&alice, "shop", "").await.add.is_some_and(|r| r.contains("listeners")));
+    assert!(choices(&alice, "counter", "").await.add.is_some_and(|r| r.contains("listeners")));
     // NB: every refusal's field, row by row, is `ssr::change`'s table test; here, one refusal
     // of the one check admission also makes and one of what only the member cluster can tell
     // travel the server function to their form fields.
     for (what, f, field) in [
-        ("a Service a listener uses", form("gate", "web2", vec![route(None, "/", "web-v1", 8080)]), "rules[0].service"),
+        ("a Service a listener uses", form("door", "web2", vec![route(None, "/", "web-v1", 8080)]), "rules[0].service"),
         (
             "a TLS Secret the namespace does not have",
             IngressForm {
                 tls_secret: Some("nope".into()),
-                ..form("gate", "web2", vec![route(None, "/", "dns", 8053)])
+                ..form("door", "web2", vec![route(None, "/", "dns", 8053)])
             },
             "tlsSecret",
         ),
@@ -184,14 +189,14 @@ async fn ingress_refusals_reach_their_fields_and_an_address_in_use_stays() {
     }
 
     // The address cannot be disabled while it carries an F5 Ingress.
-    let disable = || alice.form("ticket/act", &[("name", "gate"), ("action", "Disable")]);
+    let disable = || alice.form("ticket/act", &[("name", "door"), ("action", "Disable")]);
     let error = refused(disable().await, StatusCode::CONFLICT).await;
     assert_eq!(error, AppError::Refused("In use by 1 F5 Ingress; remove it first.".into()));
 
     // Another project's tenant learns nothing: the answer of a request that does not exist.
     let bob = User::sign_in(&lbdesk, "bob").await;
     let hidden = AppError::NotFound("There is no such address request in your projects.".into());
-    for ticket in ["gate", "no-such-request"] {
+    for ticket in ["door", "no-such-request"] {
         for res in [
             bob.form("ingress/get", &[("ticket", ticket), ("name", "web")]).await,
             bob.form("ingress/choices", &[("ticket", ticket), ("name", "")]).await,
@@ -207,9 +212,9 @@ async fn ingress_refusals_reach_their_fields_and_an_address_in_use_stays() {
     assert!(bobs.is_empty(), "{bobs:?}");
 
     // Deleted, it no longer holds the address up.
-    ok::<()>(alice.form("ingress/delete", &[("ticket", "gate"), ("name", "web")]).await).await;
+    ok::<()>(alice.form("ingress/delete", &[("ticket", "door"), ("name", "web")]).await).await;
     let gone =
-        refused(alice.form("ingress/get", &[("ticket", "gate"), ("name", "web")]).await, StatusCode::NOT_FOUND).await;
+        refused(alice.form("ingress/get", &[("ticket", "door"), ("name", "web")]).await, StatusCode::NOT_FOUND).await;
     assert_eq!(gone, AppError::NotFound("There is no such F5 Ingress in your projects.".into()));
     ok::<()>(disable().await).await;
 }

@@ -8,10 +8,15 @@ use app::ssr::audit::{Filter, Projects};
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::helpers::{Backend, signed_in, spawn_lbdesk, until};
+use crate::helpers::{Backend, signed_in, until};
 use crate::log_capture::Capture;
-use crate::user::{ticket_form, with_demo_lb};
+use crate::shared::Shared;
+use crate::user::ticket_form;
 use crate::{on_both_databases, on_sqlite};
+
+/// Shared: the saves here make requests of their own names, and the log is searched for lines
+/// any lbdesk of the binary writes.
+static LBDESK: Shared = Shared::with_demo_lb();
 
 on_sqlite!(a_page_left_half_way_leaves_nothing_running_without_its_request);
 on_both_databases!(a_save_left_half_way_is_made_whole_with_its_audit_row);
@@ -27,7 +32,7 @@ const WITHOUT_REQUEST: [&str; 2] = ["server state is missing", "session unavaila
 /// hundred server functions that found no request, and now and then a worker panicked (which
 /// fails the test when lbdesk is dropped).
 async fn a_page_left_half_way_leaves_nothing_running_without_its_request(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let alice = signed_in(&lbdesk, "alice").await;
     let capture = Capture::start();
     let mut left = Vec::new();
@@ -62,7 +67,7 @@ async fn a_page_left_half_way_leaves_nothing_running_without_its_request(backend
 /// the requests were served apart from their connections, a save left between its write and
 /// its audit row was made without a row.
 async fn a_save_left_half_way_is_made_whole_with_its_audit_row(backend: Backend) {
-    let (lbdesk, _admin) = with_demo_lb(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
     let alice = signed_in(&lbdesk, "alice").await;
     for n in 0..40u64 {
         let form = ticket_form(&format!("left-{n:02}"), "default", "");

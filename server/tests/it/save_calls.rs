@@ -11,7 +11,11 @@ use serde_json::json;
 
 use crate::helpers::{Backend, until};
 use crate::log_capture::Capture;
-use crate::user::{User, ok, ticket_form, wait_phase, with_demo_lb};
+use crate::shared::Shared;
+use crate::user::{User, ok, ticket_form, wait_phase};
+
+/// Shared: each test tells its own calls and lines apart by the request ids it sends.
+static LBDESK: Shared = Shared::with_demo_lb();
 
 /// Saves `form` as the page does, under request id `id`.
 async fn save(alice: &User, url: &str, id: &str, form: &ListenerForm) -> String {
@@ -41,7 +45,7 @@ fn calls(capture: &Capture, id: &str) -> (Vec<String>, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listener_save_calls_the_api_at_most_twice() {
-    let (lbdesk, _admin) = with_demo_lb(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     ok::<String>(alice.json("ticket/save", json!({"form": ticket_form("calls", "default", "")})).await).await;
     wait_phase(&alice, "calls", Phase::Enabled).await;
@@ -81,7 +85,7 @@ async fn a_listener_save_calls_the_api_at_most_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_a_client_forges_is_not_written_to_the_log() {
-    let lbdesk = crate::helpers::spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let capture = Capture::start();
     let client = reqwest::Client::new();
     let forged = r#"x" id="admin"#;
