@@ -296,7 +296,10 @@ async fn kubectl_writes_of_rules_meet_the_same_rules() {
         "{moved:?}"
     );
     // What kubectl wrote, the page shows; a delete is always allowed.
-    assert_eq!(of_listener(&alice, "kubectl", "web").await.rules[0].name, "first");
+    until("the page to show the rule kubectl wrote", 10, || async {
+        of_listener(&alice, "kubectl", "web").await.rules.iter().map(|r| r.name.as_str()).eq(["first"])
+    })
+    .await;
     rules.delete("first", &DeleteParams::default()).await.expect("a delete");
 }
 
