@@ -24,6 +24,8 @@ use crate::panics::Watch;
 
 /// A module's shared lbdesk, one per database: `static LBDESK: Shared = Shared::new();`.
 pub struct Shared {
+    /// How lbdesk is started.
+    options: fn() -> Options,
     /// Whether the admin registers the load balancer `demo` first, as `with_demo_lb` does.
     demo_lb: bool,
     started: [OnceCell<&'static Hosted>; 2],
@@ -38,12 +40,17 @@ struct Hosted {
 impl Shared {
     /// lbdesk as `spawn_lbdesk` starts it.
     pub const fn new() -> Shared {
-        Shared { demo_lb: false, started: [OnceCell::const_new(), OnceCell::const_new()] }
+        Shared::with(Options::default, false)
     }
 
     /// The same, with the load balancer `demo` registered by the admin.
     pub const fn with_demo_lb() -> Shared {
-        Shared { demo_lb: true, started: [OnceCell::const_new(), OnceCell::const_new()] }
+        Shared::with(Options::default, true)
+    }
+
+    /// lbdesk started with `options`, with the load balancer `demo` if `demo_lb`.
+    pub const fn with(options: fn() -> Options, demo_lb: bool) -> Shared {
+        Shared { options, demo_lb, started: [OnceCell::const_new(), OnceCell::const_new()] }
     }
 
     /// The module's lbdesk on `backend`, started by the first test that asks.
@@ -52,12 +59,12 @@ impl Shared {
             Backend::Sqlite => &self.started[0],
             Backend::Postgres => &self.started[1],
         };
-        Lease::new(cell.get_or_init(|| start(backend, self.demo_lb)).await)
+        Lease::new(cell.get_or_init(|| start(backend, (self.options)(), self.demo_lb)).await)
     }
 }
 
 /// Starts lbdesk on a runtime of its own; both are kept until the binary exits.
-async fn start(backend: Backend, demo_lb: bool) -> &'static Hosted {
+async fn start(backend: Backend, options: Options, demo_lb: bool) -> &'static Hosted {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("shared-lbdesk")
@@ -66,7 +73,7 @@ async fn start(backend: Backend, demo_lb: bool) -> &'static Hosted {
         .expect("a runtime for the shared lbdesk");
     let starting = runtime.spawn(async move {
         let test_db = TestDb::new_in(backend, &shared_dir()).await;
-        let lbdesk = start_on(test_db, Options::default()).await;
+        let lbdesk = start_on(test_db, options).await;
         if demo_lb {
             crate::user::register_demo_lb(&lbdesk).await;
         }
