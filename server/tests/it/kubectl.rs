@@ -7,7 +7,7 @@ use app::domain::crd::Lbticket;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
 use crate::shared::Shared;
 
 /// Shared by the tests of admission (the seed objects' test runs without the reconciler).
@@ -119,18 +119,11 @@ async fn admission_refuses_what_the_screens_grey_out() {
     let (ok, _, err) = k.run(&["apply", "-f", "-"], Some(ticket));
     assert!(ok, "{err}");
     let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
-    for _ in 0..100 {
-        if tickets
-            .get("t1")
-            .await
-            .ok()
-            .and_then(|t| t.status)
-            .is_some_and(|s| s.phase == app::domain::crd::Phase::Enabled)
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    until("t1 to be Enabled", 10, || async {
+        let status = tickets.get("t1").await.ok().and_then(|t| t.status);
+        status.is_some_and(|s| s.phase == app::domain::crd::Phase::Enabled)
+    })
+    .await;
     let denied = |args: &[&str], stdin: Option<&str>, want: &str| {
         let (ok, _, err) = k.run(args, stdin);
         assert!(!ok, "{args:?} was allowed");
