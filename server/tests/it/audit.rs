@@ -33,8 +33,8 @@ async fn quiet(backend: Backend) -> Lbdesk {
     spawn_lbdesk_with(backend, quiet_options()).await
 }
 
-/// Shared by the tests that read the log of the objects they name; the one that pages through
-/// a project's whole log, and the purge, get a fresh lbdesk.
+/// Shared by the tests that read the log of the objects they name; paging through a project's
+/// whole log, and the purge at start, get a fresh lbdesk.
 static QUIET: Shared = Shared::with(quiet_options, false);
 
 fn ticket(name: &str, project: Option<&str>) -> Lbticket {
@@ -292,7 +292,7 @@ async fn old_audit_entries_are_purged_at_start_and_by_the_retention(backend: Bac
     db.pool.close().await;
 
     // The default retention (365 days) purges at start.
-    let lbdesk = start_on(test_db, Options { reconciler: false, ..Default::default() }).await;
+    let lbdesk = start_on(test_db, quiet_options()).await;
     until("the ancient entry to be purged", 10, || async { entries(&lbdesk.db, named("ancient")).await.is_empty() })
         .await;
     assert_eq!(entries(&lbdesk.db, named("recent")).await.len(), 1);
@@ -312,7 +312,7 @@ async fn old_audit_entries_are_purged_at_start_and_by_the_retention(backend: Bac
 async fn writes_to_lbdesks_objects_in_a_member_cluster_are_audited_whoever_makes_them() {
     use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::api::networking::v1::Ingress;
-    let lbdesk = quiet(Backend::Sqlite).await;
+    let lbdesk = QUIET.get(Backend::Sqlite).await;
     let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
     tickets.create(&PostParams::default(), &ticket("owner", Some("project-a"))).await.expect("created");
     let member = lbdesk.client("acp-region01").await;
