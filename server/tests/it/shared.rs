@@ -1,7 +1,7 @@
 //! One lbdesk per test module and database, shared by the module's tests.
 //!
-//! Starting lbdesk (migrations, demo seed, TLS API, reconciler) for every test was most of the
-//! suite's CPU; a module's tests now share one and each uses names of its own (requests,
+//! A test that needs nothing of its own does not start lbdesk again (migrations, demo seed, TLS
+//! API, reconciler): a module's tests share one, each with names of its own (requests,
 //! listeners, namespaces), so none sees another's objects. Tests that need a fresh server keep
 //! their own (`helpers::spawn_lbdesk`): restarts, crashes, HA, upgrades, and tests that change
 //! what every test relies on (lbdesk's options, the simulators' behaviour, the demo accounts'
@@ -121,6 +121,14 @@ impl Lease {
         LEASED.lock().unwrap_or_else(|p| p.into_inner()).push((test, panics));
         Lease { hosted, test, panics }
     }
+
+    /// Ends the lease, without its check.
+    fn release(&self) {
+        let mut leased = LEASED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = leased.iter().position(|(test, watch)| *test == self.test && *watch == self.panics) {
+            leased.swap_remove(at);
+        }
+    }
 }
 
 impl Deref for Lease {
@@ -128,16 +136,6 @@ impl Deref for Lease {
 
     fn deref(&self) -> &Lbdesk {
         &self.hosted.lbdesk
-    }
-}
-
-impl Lease {
-    /// Ends the lease, without its check.
-    fn release(&self) {
-        let mut leased = LEASED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(at) = leased.iter().position(|(test, watch)| *test == self.test && *watch == self.panics) {
-            leased.swap_remove(at);
-        }
     }
 }
 
