@@ -101,8 +101,6 @@ pub struct Lbdesk {
     pub webhook_addr: Option<std::net::SocketAddr>,
     /// Where `/metrics` is served (apart from the web UI).
     pub metrics_url: String,
-    /// The runtime it runs on (the test's, or a shared lbdesk's own).
-    pub runtime: tokio::runtime::Id,
     /// Panics on the test's runtime since lbdesk started fail the test.
     panics: Watch,
     /// Stops lbdesk when sent to or dropped (as SIGTERM does).
@@ -124,6 +122,11 @@ impl Drop for Lbdesk {
 }
 
 impl Lbdesk {
+    /// The runtime it runs on (the test's, or a shared lbdesk's own): the one its watch watches.
+    pub fn runtime(&self) -> tokio::runtime::Id {
+        self.panics.runtime()
+    }
+
     /// The store settings of its database, as `lbdesk reset-demo-passwords` takes them.
     pub fn store(&self) -> server::config::StoreArgs {
         let db = self.test_db.as_ref().expect("its database");
@@ -286,7 +289,6 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         driver,
         webhook_addr,
         metrics_url,
-        runtime: tokio::runtime::Handle::current().id(),
         panics,
         stop: Some(stop),
         task: Some(task),

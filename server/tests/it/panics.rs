@@ -96,6 +96,11 @@ impl Watch {
         fail_on(self.seen());
     }
 
+    /// The runtime watched.
+    pub fn runtime(&self) -> Id {
+        self.runtime
+    }
+
     /// What `check` fails on.
     pub fn seen(&self) -> Vec<String> {
         reports(self.runtime, self.from, true)

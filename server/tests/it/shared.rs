@@ -117,7 +117,7 @@ pub struct Lease {
 
 impl Lease {
     fn new(hosted: &'static Hosted) -> Lease {
-        let (test, panics) = (Handle::current().id(), Watch::on(hosted.lbdesk.runtime));
+        let (test, panics) = (Handle::current().id(), Watch::on(hosted.lbdesk.runtime()));
         LEASED.lock().unwrap_or_else(|p| p.into_inner()).push((test, panics));
         Lease { hosted, test, panics }
     }
