@@ -389,7 +389,12 @@ pub async fn signed_in_at(url: &str, name: &str) -> reqwest::Client {
         .send()
         .await
         .expect("request");
-    assert!(res.status().is_success() || res.status().is_redirection(), "{name} signs in: {}", res.status());
+    let status = res.status();
+    if !(status.is_success() || status.is_redirection()) {
+        // NB: the body says which wait a refusal asks for (a name's, up to 30 s; an address's,
+        // up to 60 s), and so which of the throttle's counts refused.
+        panic!("{name} signs in at {url}: {status}: {}", res.text().await.unwrap_or_default());
+    }
     client
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::{reflector, watcher};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::json;
 
 use crate::helpers::{Backend, Options, spawn_lbdesk_with};
@@ -46,8 +46,12 @@ async fn the_reflector_converges_after_a_thousand_writes_and_a_forced_410(backen
     let lbdesk = spawn_lbdesk_with(backend, Options { watch_history: 50, ..Default::default() }).await;
     let cms: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "team-a");
     let (reader, writer) = reflector::store::<ConfigMap>();
-    // Short watches, so the watcher resumes often and can fall out of the event log.
-    let stream = reflector(writer, watcher(cms.clone(), watcher::Config::default().timeout(1)));
+    // Short watches, so the watcher resumes often and can fall out of the event log. NB: with
+    // a backoff, as lbdesk's own watchers: without one, a watcher whose API is gone retries at
+    // once, a refused connection answers at once, and the loop never yields (seen: the test's
+    // runtime never finished dropping, the run hung).
+    let config = watcher::Config::default().timeout(1);
+    let stream = reflector(writer, watcher(cms.clone(), config)).default_backoff();
     let (inits, paused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
     let (counting, holding) = (inits.clone(), paused.clone());
     let driver = tokio::spawn(async move {
@@ -90,7 +94,9 @@ async fn the_reflector_converges_after_a_thousand_writes_and_a_forced_410(backen
         }
     })
     .await;
+    // NB: stopped before lbdesk is: an abort takes effect when the task next yields.
     driver.abort();
+    let _ = driver.await;
     assert!(converged.is_ok(), "the reflector's store converges to the listed state");
     assert!(inits.load(Ordering::SeqCst) >= 2, "the 410 made the watcher list again");
 }
