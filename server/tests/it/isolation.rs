@@ -6,7 +6,7 @@
 //! tenants of the cluster go on; a request that finds the range full waits for an address, in
 //! its turn, instead of failing.
 
-use app::components::address::Carried;
+use app::components::address::{AddressSummary, Carried};
 use app::components::list::Page;
 use app::domain::as3::names;
 use app::domain::as3::placement::{TEMPLATE_KEY, configmap_name};
@@ -89,8 +89,13 @@ async fn deployed(lbdesk: &Lbdesk) -> String {
 
 /// What the listener page says of `ticket`'s address: carried or not, and why.
 async fn carried(user: &User, ticket: &str) -> Carried {
+    address(user, ticket).await.carried
+}
+
+/// The address request `ticket` as `user`'s listeners page shows it.
+async fn address(user: &User, ticket: &str) -> AddressSummary {
     let page: Page<AddressListeners> = ok(user.form("listener/list", &[("project", ""), ("after", "")]).await).await;
-    page.rows.into_iter().find(|g| g.address.ticket == ticket).map(|g| g.address.carried).expect("the address")
+    page.rows.into_iter().find(|g| g.address.ticket == ticket).map(|g| g.address).expect("the address")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,7 +190,13 @@ async fn a_tenant_held_back_says_so_on_every_request_and_never_carried() {
     })
     .await;
     assert!(deployed(&lbdesk).await.contains(&bobs), "the last good declaration stays");
-    until("bob's request to say its change is held back", 20, || async { held(&carried(&bob, "b1").await) }).await;
+    // bob's page, once it shows that generation, says it is held back: never carried.
+    let generation = tickets.get("b1").await.expect("b1").metadata.generation.unwrap_or_default();
+    until("bob's page to show his change held back", 20, || async {
+        let shown = address(&bob, "b1").await;
+        shown.generation == generation && held(&shown.carried)
+    })
+    .await;
     let detail: TicketDetail = ticket(&bob, "b1").await;
     assert!(!detail.row.message.contains("too-large") && !detail.row.message.contains("a1"), "{}", detail.row.message);
     // Once the rule is gone, the tenant is written again, bob's deletion with it.
