@@ -52,6 +52,17 @@ pub fn run() -> Result {
     }
     step("server side: lint and compile every target, benchmarks included (begun beside the browser's)");
     compiling.wait()?;
+    step("unit and integration tests (SQLite and PostgreSQL), then the xtask's");
+    // NB: six at a time on two cores: the integration tests mostly wait (on the reconciler, on
+    // timers); measured 48 s instead of about 100 s, four runs in a row without a failure.
+    sh(
+        &root,
+        "cargo",
+        &[&server[..], &["--", "--test-threads=6"]].concat(),
+        &[&lints[..], &[("LBDESK_TEST_POSTGRES_URL", pg_url.as_str())]].concat(),
+    )?;
+    sh(&root, "cargo", &["test", "-p", "xtask"], &lints)?;
+    drop_test_databases()?;
     // NB: the server the end-to-end tests run is the one `cargo test` just built for the
     // integration tests (`CARGO_BIN_EXE_lbdesk`, the workspace's features): `cargo build -p
     // server` would resolve the server's features alone and compile some 60 crates again (56 s
@@ -60,35 +71,9 @@ pub fn run() -> Result {
     if !bin.exists() {
         return Err(format!("{} is missing: the integration tests build it", bin.display()));
     }
-    // NB: the browser suite runs beside the integration tests: each leaves a fifth of two cores
-    // idle (waiting on the reconciler, on timers, on the browser), and together they took 103 s
-    // instead of 128 s one after the other (docs/perf.md). They share no port, file or database.
-    step(
-        "end-to-end tests in headless Chromium, on the release bundle (begun beside the tests below; printed after them)",
-    );
+    step("end-to-end tests in headless Chromium, on the release bundle");
     let bin_arg = bin.to_string_lossy().into_owned();
-    let browser = Background::start(
-        &root.join("end2end"),
-        &["npx", "playwright", "test"],
-        &[("LBDESK_BIN", &bin_arg)],
-        &target_dir().join("xtask-playwright.log"),
-    )?;
-    step("unit and integration tests (SQLite and PostgreSQL), then the xtask's");
-    // NB: six at a time on two cores: the integration tests mostly wait (on the reconciler, on
-    // timers); measured 48 s instead of about 100 s, four runs in a row without a failure.
-    let tests = sh(
-        &root,
-        "cargo",
-        &[&server[..], &["--", "--test-threads=6"]].concat(),
-        &[&lints[..], &[("LBDESK_TEST_POSTGRES_URL", pg_url.as_str())]].concat(),
-    )
-    .and_then(|()| sh(&root, "cargo", &["test", "-p", "xtask"], &lints));
-    let dropped = drop_test_databases();
-    // NB: waited for even when the tests above failed, so that both suites' failures are shown
-    // and no browser or server is left running.
-    step("end-to-end tests in headless Chromium: their output");
-    let browser = browser.wait();
-    tests.and(dropped).and(browser)?;
+    sh(&root.join("end2end"), "npx", &["playwright", "test"], &[("LBDESK_BIN", &bin_arg)])?;
     step("done");
     eprintln!("\nall tests passed in {:.0?}", started.elapsed());
     Ok(())
