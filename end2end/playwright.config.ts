@@ -50,11 +50,12 @@ export default defineConfig({
   testDir: './tests',
   timeout: 30_000,
   expect: { timeout: 10_000 },
-  // NB: two spec files at a time against the one server, each file's tests in order: 77 s
-  // instead of 97 s on two cores. The tests use names of their own and do not depend on what
+  // NB: three spec files at a time against the one server, each file's tests in order: with
+  // two, a fifth of the two cores stayed idle while tests waited on the server (50-58 s
+  // against 61-63 s, docs/perf.md). The tests use names of their own and do not depend on what
   // another file has done (a label that also matched the quota panel did, and was fixed).
   fullyParallel: false,
-  workers: 2,
+  workers: 3,
   forbidOnly: true,
   globalTeardown: './global-teardown.ts',
   retries: 0,
