@@ -27,10 +27,11 @@ export async function signIn(page: Page, user: { name: string; password: string 
 const sessions = new Map<string, Cookie[]>();
 
 /**
- * Opens `at` signed in as `user` and waits until the signed-in frame shows who it is. A demo
- * user's first time in this worker signs in on the sign-in page, then opens `at`; later tests
- * open `at` in that session at once: one page load instead of three (the sign-in page, the
- * landing page, then `at`), in a suite whose time is Chromium's page loads (docs/perf.md).
+ * Opens `at` signed in as `user` and waits until the signed-in frame shows who it is and the
+ * page has hydrated. A demo user's first time in this worker signs in on the sign-in page, then
+ * opens `at`; later tests open `at` in that session at once: one page load instead of three (the
+ * sign-in page, the landing page, then `at`), in a suite whose time is Chromium's page loads
+ * (docs/perf.md).
  * Signing in itself is tested where it is the story (shell.spec.ts, first-load.spec.ts,
  * directory.spec.ts, i18n.spec.ts).
  */
@@ -52,6 +53,9 @@ export async function signedIn(page: Page, user: { name: string; password: strin
     }
   }
   await expect(page.getByTestId('current-user')).toHaveText(user.display);
+  // NB: the frame is drawn by the server; a click before hydration is a plain link's, a whole
+  // page load (a test of routing in the browser once failed so, with three workers).
+  await hydrated(page);
 }
 
 /** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5. */
