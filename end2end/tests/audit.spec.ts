@@ -22,7 +22,6 @@ test('alice requests an address: the change is recorded as hers', async ({ page 
 
 test('an admin browses the log, filters it by user through the URL and expands an entry', async ({ page }) => {
   await signedIn(page, users.admin, '/loadbalancers/shared-lb/edit');
-  await hydrated(page);
   await page.getByLabel('Reserved addresses').fill('20.9.0.254');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page).toHaveURL(/\/loadbalancers\/shared-lb$/);

@@ -70,7 +70,6 @@ test('Disable says why while the address serves an F5 Ingress; deleting it, then
   page,
 }) => {
   await signedIn(page, users.alice, '/tickets/i-shop');
-  await hydrated(page);
   const disable = page.getByRole('button', { name: 'Disable' });
   await expect(disable).toBeDisabled();
   await expect(disable).toHaveAttribute('title', /F5 Ingress/);
@@ -96,7 +95,6 @@ test('Disable says why while the address serves an F5 Ingress; deleting it, then
 
 test("another project's tenant sees none of it", async ({ page }) => {
   await signedIn(page, users.bob, '/ingresses');
-  await hydrated(page);
   await expect(page.getByText('No address for F5 Ingresses yet.')).toBeVisible();
   await page.goto('/ingresses/i-shop/shop');
   await hydrated(page);

@@ -54,7 +54,6 @@ test('a used Service is not offered again, port and protocol are locked on edit,
   page,
 }) => {
   await signedIn(page, users.alice, '/listeners/l-shop/new');
-  await hydrated(page);
   await page.getByRole('button', { name: '+ Add service' }).click();
   const offered = await page.getByLabel('Service 1', { exact: true }).locator('option').allTextContents();
   expect(offered).not.toContain('web-v1');
@@ -94,7 +93,6 @@ spec:
 
 test("another project's tenant sees none of it", async ({ page }) => {
   await signedIn(page, users.bob, '/listeners');
-  await hydrated(page);
   await expect(page.getByText('No address for listeners yet.')).toBeVisible();
   await expect(page.getByText('l-shop')).toHaveCount(0);
   await page.goto('/listeners/l-shop/web');

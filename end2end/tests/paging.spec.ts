@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { kubectl } from '../server';
-import { hydrated, signedIn, users } from './helpers';
+import { signedIn, users } from './helpers';
 
 // A long list of addresses comes a page of 50 at a time. The addresses are applied with kubectl
 // as an operator would in bulk, in a project of their own (no other test sees them), on a load
@@ -20,7 +20,6 @@ spec: {claimer: admin, loadbalancer: not-yet, namespace: team-c, lbtype: listene
 test('the listeners of many addresses come 50 addresses at a time, the rest on "Load more"', async ({ page }) => {
   kubectl(['apply', '-f', '-'], tickets);
   await signedIn(page, users.admin, '/listeners');
-  await hydrated(page);
   const groups = page.getByRole('region', { name: /^Address request / });
   await expect(page.getByRole('region', { name: 'Address request pg-000' })).toBeVisible();
   await expect(groups).toHaveCount(50);

@@ -1,6 +1,6 @@
 import { expect, test } from './fixtures';
 import { kubectl } from '../server';
-import { hydrated, signedIn, users } from './helpers';
+import { signedIn, users } from './helpers';
 
 // A load balancer's pairs come from its address objects, 50 at a time in address order, and
 // can be searched. The load balancer and its 53 requests are applied with kubectl, as an
@@ -40,7 +40,6 @@ test('a load balancer lists its pairs 50 at a time in address order, searchable'
   expect(listed).toMatch(/20\.77\.0\.1\s+ve\s+10\.77\.0\.\d+\s+pp-\d{3}\s+(pending|bond)\s+pairs-lb/);
 
   await signedIn(page, users.admin, '/loadbalancers/pairs-lb');
-  await hydrated(page);
   const pairs = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'VE IP' }) }).locator('tbody tr');
   await expect(pairs).toHaveCount(50);
   const first = await pairs.evaluateAll((rows) => rows.map((r) => r.querySelector('td')?.textContent));

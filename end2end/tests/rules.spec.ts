@@ -85,7 +85,6 @@ test('a tenant adds a header rule and a host rule, previews the iRule, and reord
 
 test('an invalid regexp is refused at the field as it is typed, and the rule cannot be saved', async ({ page }) => {
   await signedIn(page, users.alice, '/rules/r-shop/web/new');
-  await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill('broken');
   await condition(page, 1, 'Path', 'matches', '^/api/(v1');
   await page.getByLabel('Service 1', { exact: true }).selectOption('web-v2');
@@ -109,7 +108,6 @@ test('a TCP listener offers only client IP conditions', async ({ page }) => {
 
 test('a shift moves a beta rule from 10% to 50%, step by step, and the member cluster follows', async ({ page }) => {
   await signedIn(page, users.alice, '/rules/r-shop/web/new');
-  await hydrated(page);
   await page.getByLabel('Name', { exact: true }).fill('beta');
   await condition(page, 1, 'Cookie', 'is', 'beta', 'group');
   await page.getByLabel('Weight 1').fill('90');
@@ -149,7 +147,6 @@ test('a shift moves a beta rule from 10% to 50%, step by step, and the member cl
 
 test("another project's tenant sees none of it", async ({ page }) => {
   await signedIn(page, users.bob, '/rules/r-shop/web');
-  await hydrated(page);
   await expect(page.getByRole('alert').filter({ hasText: 'There is no such address request in your projects.' })).toBeVisible();
   await page.goto('/rules');
   await hydrated(page);

@@ -94,7 +94,6 @@ test('a tenant requests an address and watches it reach Enabled without reloadin
 
 test("the admin's edit form locks the fields in use and delete says why", async ({ page }) => {
   await signedIn(page, users.admin, '/loadbalancers/demo-lb/edit');
-  await hydrated(page);
   for (const field of ['LTM CIDR', 'VE CIDR', 'Cluster']) {
     await expect(page.getByLabel(field)).toBeDisabled();
   }
@@ -137,7 +136,6 @@ test('a refused policy shows Failed with the message; the edit that fixes it rea
 
 test("the tenant's actions follow the phase, and delete asks first", async ({ page }) => {
   await signedIn(page, users.alice, '/tickets/web-a');
-  await hydrated(page);
   const badge = page.getByRole('heading', { name: /Address request web-a/ }).getByTestId('phase');
   await expect(badge).toHaveText('Enabled');
   const edit = page.getByRole('button', { name: 'Edit' });

@@ -61,7 +61,6 @@ test('an admin sets a project’s quota on the Users page; its members see what 
   browser,
 }) => {
   await signedIn(page, users.admin, '/users');
-  await hydrated(page);
   const row = page.getByTestId('quota-row').filter({ hasText: 'project-b' });
   await expect(row.getByLabel('Rules of project-b')).toHaveValue('');
   await row.getByLabel('Listeners of project-b').fill('many');

@@ -41,7 +41,6 @@ async function refusedQuoting(page: Page, id: string) {
 test('the new load balancer form shows a script payload in every field as text', async ({ page }) => {
   const opened = noDialogs(page);
   await signedIn(page, users.admin, '/loadbalancers/new');
-  await hydrated(page);
   const fields = [
     'Name',
     'LTM URL',
@@ -132,7 +131,6 @@ test('the new load balancer form shows a script payload in every field as text',
 test('the address request form shows a script payload in every field as text', async ({ page }) => {
   const opened = noDialogs(page);
   await signedIn(page, users.alice, '/tickets/new');
-  await hydrated(page);
   await page.getByLabel('Namespace').selectOption('acp-region01/team-a');
   for (const field of ['Name', 'VE IP', 'LTM IP']) {
     await page.getByLabel(field, { exact: true }).fill(payload);
