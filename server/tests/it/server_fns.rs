@@ -13,12 +13,24 @@ use serde_json::json;
 
 use crate::helpers::{Backend, lb_form, until};
 use crate::shared::Shared;
-use crate::user::{User, ok, refused, save_lb, ticket, ticket_form, wait_phase, with_demo_lb};
+use crate::user::{User, ok, refused, save_lb, ticket, ticket_form, wait_phase};
 use crate::{on_both_databases, on_sqlite};
 
-/// Shared by the tests that change no load balancer another relies on; the ones that delete
-/// `demo` or count the requests on it get a fresh lbdesk.
+/// Shared by the tests here: a test that deletes a load balancer or counts the requests on it
+/// registers one of its own (`own_lb`), as the others rely on `demo`.
 static LBDESK: Shared = Shared::with_demo_lb();
+
+/// The load balancer `name` of a test's own: its LTM URL (which no two load balancers share),
+/// AS3 tenant and ranges all its own, on the range's third octet `n`.
+fn own_lb(name: &str, n: u8) -> LbForm {
+    LbForm {
+        ltm_url: format!("http://100.1.{n}.1/api"),
+        ltm_cidr: format!("10.{n}.0.0/24"),
+        ve_cidr: format!("20.{n}.0.0/24"),
+        partition: name.into(),
+        ..lb_form(name)
+    }
+}
 
 // NB: the load balancer's credentials are kept in the store's Secrets: on both databases.
 on_both_databases!(
@@ -53,72 +65,81 @@ async fn the_load_balancer_functions_are_for_admins_only(backend: Backend) {
 }
 
 async fn an_admin_saves_a_load_balancer_and_never_gets_a_secret_back(backend: Backend) {
-    let (lbdesk, admin) = with_demo_lb(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &own_lb("saved", 12)).await).await;
     let secrets = ["ltm-token-s3cret", "ve-admin-user", "ve-passw0rd-s3cret"];
 
-    let duplicate = refused(save_lb(&admin, &lb_form("copy")).await, StatusCode::CONFLICT).await;
+    let duplicate = refused(save_lb(&admin, &own_lb("copy", 12)).await, StatusCode::CONFLICT).await;
     assert!(duplicate.to_string().contains("already has this LTM URL"), "{duplicate}");
-    let missing_token =
-        LbForm { ltm_token: None, ltm_url: "http://100.1.1.3/api".into(), partition: "bare".into(), ..lb_form("bare") };
+    let missing_token = LbForm {
+        ltm_token: None,
+        ltm_url: "http://100.1.13.1/api".into(),
+        partition: "bare".into(),
+        ..lb_form("bare")
+    };
     let missing_token = refused(save_lb(&admin, &missing_token).await, StatusCode::BAD_REQUEST).await;
     assert_eq!(
         missing_token.for_field("ltm.token").as_deref(),
         Some("The LTM token is required."),
         "{missing_token:?}"
     );
-    let bad_cidr = LbForm { ve_cidr: "20.1.0.0/33".into(), ltm_url: "http://100.1.1.2/api".into(), ..lb_form("bad") };
+    let bad_cidr = LbForm { ve_cidr: "20.1.0.0/33".into(), ltm_url: "http://100.1.14.1/api".into(), ..lb_form("bad") };
     let bad_cidr = refused(save_lb(&admin, &bad_cidr).await, StatusCode::BAD_REQUEST).await;
     assert!(bad_cidr.for_field("ve.cidr").is_some(), "{bad_cidr:?}");
 
     for res in [
-        admin.form("lb/get", &[("name", "demo")]).await,
+        admin.form("lb/get", &[("name", "saved")]).await,
         admin.form("lb/list", &[("search", "")]).await,
-        admin.client.get(format!("{}/loadbalancers/demo/edit", lbdesk.url)).send().await.expect("page"),
+        admin.client.get(format!("{}/loadbalancers/saved/edit", lbdesk.url)).send().await.expect("page"),
     ] {
         let body = res.text().await.expect("body");
         for secret in secrets {
             assert!(!body.contains(secret), "{secret} leaked");
         }
     }
-    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "saved")]).await).await;
     assert!(detail.token_set && detail.credentials_set);
     assert_eq!((&detail.form.ltm_token, &detail.form.ve_password), (&None, &None));
 
     // Saving the edit form without typing a secret keeps the stored ones.
-    let edit = LbForm { reserved: "20.1.0.9".into(), ..detail.form };
+    let edit = LbForm { reserved: "20.12.0.9".into(), ..detail.form };
     ok::<String>(save_lb(&admin, &edit).await).await;
-    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "saved")]).await).await;
     assert!(detail.token_set && detail.credentials_set);
-    assert_eq!(detail.form.reserved, "20.1.0.9");
+    assert_eq!(detail.form.reserved, "20.12.0.9");
 
     // Deleting it takes its credentials along.
-    ok::<()>(admin.form("lb/delete", &[("name", "demo")]).await).await;
+    ok::<()>(admin.form("lb/delete", &[("name", "saved")]).await).await;
     let secrets: Api<Secret> = Api::namespaced(lbdesk.client("mgmt").await, "lbdesk-system");
     until("the load balancer and its credentials to be gone", 10, || async {
-        admin.form("lb/get", &[("name", "demo")]).await.status() == StatusCode::NOT_FOUND
-            && secrets.get_opt("demo-ltm").await.expect("get").is_none()
-            && secrets.get_opt("demo-ve").await.expect("get").is_none()
+        admin.form("lb/get", &[("name", "saved")]).await.status() == StatusCode::NOT_FOUND
+            && secrets.get_opt("saved-ltm").await.expect("get").is_none()
+            && secrets.get_opt("saved-ve").await.expect("get").is_none()
     })
     .await;
 }
 
 async fn a_load_balancer_in_use_keeps_its_locked_fields_and_cannot_be_deleted(backend: Backend) {
-    let (lbdesk, admin) = with_demo_lb(backend).await;
+    let lbdesk = LBDESK.get(backend).await;
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    ok::<String>(save_lb(&admin, &own_lb("locked", 15)).await).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
-    ok::<String>(alice.json("ticket/save", json!({ "form": ticket_form("web-a", "team-a", "") })).await).await;
+    let form = TicketForm { loadbalancer: "locked".into(), ..ticket_form("locking", "team-a", "") };
+    ok::<String>(alice.json("ticket/save", json!({ "form": form })).await).await;
 
-    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "demo")]).await).await;
+    let detail: LbDetail = ok(admin.form("lb/get", &[("name", "locked")]).await).await;
     let locked = LbForm { ve_cidr: "20.2.0.0/16".into(), ..detail.form.clone() };
     let error = refused(save_lb(&admin, &locked).await, StatusCode::BAD_REQUEST).await;
     assert_eq!(error.for_field("ve.cidr").as_deref(), Some("Locked: in use by 1 address request; delete it first."));
-    let error = refused(admin.form("lb/delete", &[("name", "demo")]).await, StatusCode::CONFLICT).await;
+    let error = refused(admin.form("lb/delete", &[("name", "locked")]).await, StatusCode::CONFLICT).await;
     assert_eq!(error, AppError::Refused("Cannot delete: in use by 1 address request; delete it first.".into()));
     // What is not locked still saves.
     // The reconciler writes the status meanwhile (capacity, pairs): that is no conflict.
-    let free = LbForm { partition: "region01".into(), ..detail.form };
+    let free = LbForm { partition: "locked-b".into(), ..detail.form };
     ok::<String>(save_lb(&admin, &free).await).await;
     // A form loaded before someone else's edit is.
-    let stale = LbForm { reserved: "20.1.0.7".into(), ..free };
+    let stale = LbForm { reserved: "20.15.0.7".into(), ..free };
     let error = refused(save_lb(&admin, &stale).await, StatusCode::CONFLICT).await;
     assert_eq!(error, AppError::Conflict("This was changed since you opened it; reload and try again.".into()));
 }
