@@ -12,18 +12,23 @@ use app::domain::crd::{
 };
 use app::error::AppError;
 use app::screens::listeners::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm};
+use app::screens::loadbalancers::LbForm;
+use app::screens::tickets::TicketForm;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, until};
+use crate::helpers::{Backend, Lbdesk, lb_form, until};
 use crate::on_sqlite;
 use crate::shared::{Lease, Shared};
-use crate::user::{User, ok, own_namespace, refused, ticket_form, wait_phase, with_demo_lb};
+use crate::user::{User, ok, own_namespace, refused, save_lb, ticket_form, wait_phase};
 
 on_sqlite!(a_listener_is_previewed_saved_and_carried_by_the_member_cluster);
+
+/// The AS3 tenant of the preview test's load balancer.
+const TENANT: &str = "preview";
 
 fn svc(service: &str, port: u16, weight: u32) -> ServiceRef {
     ServiceRef { service: service.into(), port, weight }
@@ -33,8 +38,9 @@ fn form(ticket: &str, name: &str, port: u16, services: Vec<ServiceRef>) -> Liste
     ListenerForm { ticket: ticket.into(), name: name.into(), port, services, ..Default::default() }
 }
 
-/// Shared by the tests here, each in namespaces of its own (one uses team-a, alice's), but for
-/// the one that edits the member cluster's ConfigMap, which every test's requests share.
+/// Shared by the tests here, each in namespaces of its own (one uses team-a, alice's). The one
+/// that edits an AS3 tenant's ConfigMap, which all requests on its load balancer share,
+/// registers a load balancer of its own.
 static LBDESK: Shared = Shared::with_demo_lb();
 
 /// The module's lbdesk with alice's Enabled listener address `ticket` in her new namespace
@@ -48,10 +54,16 @@ async fn with_address(backend: Backend, ticket: &str, namespace: &str) -> (Lease
 /// alice's Enabled listener address `ticket` in her new namespace `namespace` of `lbdesk`;
 /// alice, signed in.
 async fn address_on(lbdesk: &Lbdesk, ticket: &str, namespace: &str) -> User {
-    own_namespace(lbdesk, "project-a", namespace).await;
+    address_as(lbdesk, ticket_form(ticket, namespace, "")).await
+}
+
+/// The same, on the load balancer `ticket` names.
+async fn address_as(lbdesk: &Lbdesk, ticket: TicketForm) -> User {
+    own_namespace(lbdesk, "project-a", &ticket.namespace).await;
     let alice = User::sign_in(lbdesk, "alice").await;
-    ok::<String>(alice.json("ticket/save", json!({"form": ticket_form(ticket, namespace, "")})).await).await;
-    wait_phase(&alice, ticket, Phase::Enabled).await;
+    let name = ticket.name.clone();
+    ok::<String>(alice.json("ticket/save", json!({"form": ticket})).await).await;
+    wait_phase(&alice, &name, Phase::Enabled).await;
     alice
 }
 
@@ -160,7 +172,7 @@ async fn listener_refusals_reach_their_fields_and_a_ruled_listener_stays() {
     }
 
     // Not on an address for F5 Ingresses: the page says why before anyone tries.
-    let ingress = app::screens::tickets::TicketForm { lbtype: LbType::Ingress, ..ticket_form("gate", "team-a", "") };
+    let ingress = TicketForm { lbtype: LbType::Ingress, ..ticket_form("gate", "team-a", "") };
     ok::<String>(alice.json("ticket/save", json!({"form": ingress})).await).await;
     wait_phase(&alice, "gate", Phase::Enabled).await;
     assert!(choices(&alice, "gate", "").await.add.is_some_and(|r| r.contains("F5 Ingress")));
@@ -267,11 +279,23 @@ fn lines(preview: &Preview) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preview_shows_nothing_of_another_project_sharing_the_tenant() {
-    let (lbdesk, _admin) = with_demo_lb(Backend::Sqlite).await;
-    let alice = address_on(&lbdesk, "previewed", "preview").await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    // A load balancer of the test's own: its AS3 tenant `preview`, in a ConfigMap of its own.
+    let admin = User::sign_in(&lbdesk, "admin").await;
+    let lb = LbForm {
+        ltm_url: "http://100.1.16.1/api".into(),
+        ltm_cidr: "10.16.0.0/24".into(),
+        ve_cidr: "20.16.0.0/24".into(),
+        partition: TENANT.into(),
+        ..lb_form("preview")
+    };
+    ok::<String>(save_lb(&admin, &lb).await).await;
+    let on_preview =
+        |name: &str, namespace: &str| TicketForm { loadbalancer: "preview".into(), ..ticket_form(name, namespace, "") };
+    let alice = address_as(&lbdesk, on_preview("previewed", "preview")).await;
     // bob (project-b) has a listener on the same load balancer, so in the same AS3 tenant.
     let bob = User::sign_in(&lbdesk, "bob").await;
-    ok::<String>(bob.json("ticket/save", json!({"form": ticket_form("bobsecret", "team-b", "")})).await).await;
+    ok::<String>(bob.json("ticket/save", json!({"form": on_preview("bobsecret", "team-b")})).await).await;
     wait_phase(&bob, "bobsecret", Phase::Enabled).await;
     let hidden = form("bobsecret", "bobhidden", 80, vec![svc("api-canary", 8080, 100)]);
     assert_eq!(ok::<String>(bob.json("listener/save", json!({"form": hidden})).await).await, "bobhidden");
@@ -293,13 +317,13 @@ async fn a_preview_shows_nothing_of_another_project_sharing_the_tenant() {
     // bob's change not yet in the member cluster (his application taken out of the ConfigMap):
     // alice's preview is the same, line for line, so nothing is shown or counted of bob's.
     let configmaps: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "kube-system");
-    let mut cm = configmaps.get(&configmap_name("acp-region01")).await.expect("the tenant's ConfigMap");
+    let mut cm = configmaps.get(&configmap_name(TENANT)).await.expect("the tenant's ConfigMap");
     let mut template: serde_json::Value =
         serde_json::from_str(&cm.data.clone().unwrap_or_default()[TEMPLATE_KEY]).expect("JSON");
-    let removed = template["declaration"]["acp-region01"].as_object_mut().and_then(|t| t.remove("team-b_http_app"));
+    let removed = template["declaration"][TENANT].as_object_mut().and_then(|t| t.remove("team-b_http_app"));
     assert!(removed.is_some(), "bob's application was deployed");
     cm.data = Some([(TEMPLATE_KEY.to_string(), template.to_string())].into());
-    configmaps.replace(&configmap_name("acp-region01"), &PostParams::default(), &cm).await.expect("replace");
+    configmaps.replace(&configmap_name(TENANT), &PostParams::default(), &cm).await.expect("replace");
     let pending: Preview = ok(alice.json("listener/preview", json!({"form": web})).await).await;
     assert!(leaks(&pending).is_empty(), "nothing of bob's pending change: {:?}", leaks(&pending));
     assert_eq!(pending.diff, deployed.diff, "what is hidden changes nothing alice sees");
