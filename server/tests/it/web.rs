@@ -16,7 +16,6 @@ on_both_databases!(
     anonymous_pages_go_to_sign_in_and_server_functions_answer_401,
     a_wrong_password_and_an_unknown_user_get_the_same_answer,
     signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session,
-    the_cookie_is_secure_behind_an_https_address,
     a_tenant_cannot_switch_to_a_project_they_are_not_in,
     after_sign_in_only_a_clean_local_path_is_followed,
     the_web_port_does_not_answer_admission_reviews,
@@ -124,14 +123,6 @@ async fn signing_in_sets_a_safe_cookie_and_signing_out_ends_the_session(backend:
     let again = client.post(format!("{}/api/logout", lbdesk.url)).send().await.expect("request");
     assert!(again.status().is_success(), "{}", again.status());
     assert_eq!(again.headers()["location"], "/login");
-}
-
-async fn the_cookie_is_secure_behind_an_https_address(backend: Backend) {
-    let options = Options { public_url: Some("https://lbdesk.bank.example".into()), ..Default::default() };
-    let lbdesk = spawn_lbdesk_with(backend, options).await;
-    let res = login(&browser(), &lbdesk, "admin", "admin-demo").await;
-    let cookie = res.headers()["set-cookie"].to_str().expect("ascii").to_string();
-    assert!(cookie.contains("Secure"), "{cookie}");
 }
 
 async fn a_tenant_cannot_switch_to_a_project_they_are_not_in(backend: Backend) {

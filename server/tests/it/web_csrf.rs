@@ -128,7 +128,10 @@ async fn with_a_public_url_only_its_origin_may_write() {
     let options = Options { public_url: Some("https://lbdesk.bank.example".into()), ..Default::default() };
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options).await;
     let res = sign_in(&bare(), &lbdesk, "https://lbdesk.bank.example").await;
-    assert!(res.headers().get("set-cookie").is_some(), "the public origin signs in: {}", res.status());
+    let cookie = res.headers().get("set-cookie").and_then(|c| c.to_str().ok()).unwrap_or_default();
+    assert!(!cookie.is_empty(), "the public origin signs in: {}", res.status());
+    // Behind an HTTPS address the session cookie is sent over HTTPS only.
+    assert!(cookie.contains("Secure"), "{cookie}");
     // The address the request reached (its Host) is not what users type.
     assert_refused(sign_in(&bare(), &lbdesk, &lbdesk.url).await, "the listen address behind a proxy").await;
     assert_refused(sign_in(&bare(), &lbdesk, "http://lbdesk.bank.example").await, "plain HTTP").await;
