@@ -8,8 +8,9 @@ use crate::helpers::{Backend, Lbdesk, Options, browser, english, spawn_lbdesk, s
 use crate::on_both_databases;
 use crate::shared::Shared;
 
-/// Shared by the tests that change nothing another relies on; a password reset, an admin ending
-/// alice's sessions and other options each get a fresh lbdesk.
+/// Shared by the tests that change nothing another relies on (the test ending a user's sessions
+/// ends its own user's); a password reset (of every demo account) and other options each get a
+/// fresh lbdesk.
 static LBDESK: Shared = Shared::new();
 
 on_both_databases!(
@@ -237,31 +238,39 @@ async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
     use app::screens::users::{Accounts, UserRow};
 
     use crate::user::{User, ok, refused};
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
-    let alice = User::sign_in(&lbdesk, "alice").await;
-    assert_eq!(me(&alice.client, &lbdesk).await.status(), StatusCode::OK);
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    // A tenant of the test's own: ending the demo users' sessions would end other tests'.
+    let account = app::ssr::accounts::Account {
+        username: "erin".into(),
+        display_name: "Erin Tenant".into(),
+        role: app::domain::user::Role::Tenant,
+    };
+    let hash = app::ssr::accounts::hash_published_password("erin-demo").expect("a hash");
+    lbdesk.db.upsert_user(&account, &hash, app::ssr::now_micros()).await.expect("erin's account");
+    lbdesk.db.add_member("project-a", "erin").await.expect("erin in project-a");
+    let erin = User::sign_in(&lbdesk, "erin").await;
+    assert_eq!(me(&erin.client, &lbdesk).await.status(), StatusCode::OK);
     let forbidden = AppError::Forbidden("This is for platform admins.".into());
-    assert_eq!(refused(alice.json("users/list", serde_json::json!({})).await, StatusCode::FORBIDDEN).await, forbidden);
+    assert_eq!(refused(erin.json("users/list", serde_json::json!({})).await, StatusCode::FORBIDDEN).await, forbidden);
     let ending = |who: &str| serde_json::json!({"username": who});
-    assert_eq!(refused(alice.json("users/end-sessions", ending("bob")).await, StatusCode::FORBIDDEN).await, forbidden);
+    assert_eq!(refused(erin.json("users/end-sessions", ending("bob")).await, StatusCode::FORBIDDEN).await, forbidden);
 
     let admin = User::sign_in(&lbdesk, "admin").await;
     let rows = ok::<Accounts>(admin.json("users/list", serde_json::json!({})).await).await.users;
     let row = |rows: &[UserRow], name: &str| rows.iter().find(|r| r.username == name).cloned().expect(name);
-    assert_eq!(row(&rows, "alice").projects, ["project-a"]);
-    assert_eq!(row(&rows, "alice").sessions_ended, "", "never ended");
+    assert_eq!(row(&rows, "erin").projects, ["project-a"]);
+    assert_eq!(row(&rows, "erin").sessions_ended, "", "never ended");
     let unknown = refused(admin.json("users/end-sessions", ending("nobody")).await, StatusCode::BAD_REQUEST).await;
     assert!(matches!(&unknown, AppError::Invalid { field, .. } if field == "username"), "{unknown:?}");
 
-    let () = ok(admin.json("users/end-sessions", ending("alice")).await).await;
-    assert_eq!(me(&alice.client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "alice's session is over");
+    let () = ok(admin.json("users/end-sessions", ending("erin")).await).await;
+    assert_eq!(me(&erin.client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "erin's session is over");
     assert_eq!(me(&admin.client, &lbdesk).await.status(), StatusCode::OK, "the admin's is not");
     let rows = ok::<Accounts>(admin.json("users/list", serde_json::json!({})).await).await.users;
-    assert!(!row(&rows, "alice").sessions_ended.is_empty());
-    let again = User::sign_in(&lbdesk, "alice").await;
+    assert!(!row(&rows, "erin").sessions_ended.is_empty());
+    let again = User::sign_in(&lbdesk, "erin").await;
     assert_eq!(me(&again.client, &lbdesk).await.status(), StatusCode::OK, "a new sign-in works");
-    let filter =
-        app::ssr::audit::Filter { name: Some("alice".into()), kind: Some("User".into()), ..Default::default() };
+    let filter = app::ssr::audit::Filter { name: Some("erin".into()), kind: Some("User".into()), ..Default::default() };
     let page = lbdesk.db.audit_page(&app::ssr::audit::Projects::All, &filter, None).await.expect("the log");
     let seen: Vec<(&str, &str, &str)> =
         page.records.iter().map(|r| (r.user.as_str(), r.via.as_str(), r.action.as_str())).collect();
