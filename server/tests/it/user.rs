@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use app::screens::loadbalancers::LbForm;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, lb_form, signed_in, spawn_lbdesk, until};
+use crate::helpers::{Lbdesk, lb_form, signed_in, until};
 
 /// A signed-in browser session.
 pub struct User {
@@ -79,18 +79,24 @@ pub async fn save_lb(admin: &User, form: &LbForm) -> reqwest::Response {
     admin.json("lb/save", json!({ "form": form })).await
 }
 
-/// lbdesk with the load balancer `demo` registered by the admin, who is signed in.
-pub async fn with_demo_lb(backend: Backend) -> (Lbdesk, User) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let admin = register_demo_lb(&lbdesk).await;
-    (lbdesk, admin)
-}
-
 /// The admin, signed in, registers the load balancer `demo`.
 pub async fn register_demo_lb(lbdesk: &Lbdesk) -> User {
     let admin = User::sign_in(lbdesk, "admin").await;
     ok::<String>(save_lb(&admin, &lb_form("demo")).await).await;
     admin
+}
+
+/// The tenant `name` of the test's own (password `<name>-demo`, as the demo users'), in the
+/// project `project`, made if new; signed in. A test sharing its module's lbdesk ends sessions
+/// and sets quotas of its own users and projects: the demo ones are every test's.
+pub async fn own_tenant(lbdesk: &Lbdesk, name: &str, project: &str) -> User {
+    use app::ssr::accounts::{Account, hash_published_password};
+    let account = Account { username: name.into(), display_name: name.into(), role: app::domain::user::Role::Tenant };
+    let hash = hash_published_password(&format!("{name}-demo")).expect("a hash");
+    lbdesk.db.upsert_user(&account, &hash, app::ssr::now_micros()).await.expect("the account");
+    lbdesk.db.upsert_project(project, project).await.expect("the project");
+    lbdesk.db.add_member(project, name).await.expect("the membership");
+    User::sign_in(lbdesk, name).await
 }
 
 /// The namespace `name` of acp-region01, in `project`, with the demo Services and their

@@ -237,18 +237,10 @@ async fn a_session_ends_after_its_idle_time_unused_and_use_keeps_it() {
 async fn an_admin_ends_a_users_sessions_and_a_tenant_cannot() {
     use app::screens::users::{Accounts, UserRow};
 
-    use crate::user::{User, ok, refused};
+    use crate::user::{User, ok, own_tenant, refused};
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     // A tenant of the test's own: ending the demo users' sessions would end other tests'.
-    let account = app::ssr::accounts::Account {
-        username: "erin".into(),
-        display_name: "Erin Tenant".into(),
-        role: app::domain::user::Role::Tenant,
-    };
-    let hash = app::ssr::accounts::hash_published_password("erin-demo").expect("a hash");
-    lbdesk.db.upsert_user(&account, &hash, app::ssr::now_micros()).await.expect("erin's account");
-    lbdesk.db.add_member("project-a", "erin").await.expect("erin in project-a");
-    let erin = User::sign_in(&lbdesk, "erin").await;
+    let erin = own_tenant(&lbdesk, "erin", "project-a").await;
     assert_eq!(me(&erin.client, &lbdesk).await.status(), StatusCode::OK);
     let forbidden = AppError::Forbidden("This is for platform admins.".into());
     assert_eq!(refused(erin.json("users/list", serde_json::json!({})).await, StatusCode::FORBIDDEN).await, forbidden);
