@@ -299,6 +299,17 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
 /// An HTTP client that keeps cookies and does not follow redirects. Its writes say they come from
 /// the site's own pages (`Sec-Fetch-Site: same-origin`), as a browser's do.
 pub fn browser() -> reqwest::Client {
+    browser_builder().build().expect("client")
+}
+
+/// The same, connecting from the loopback address `from` (all of 127.0.0.0/8 is this machine):
+/// the sign-in throttle counts each client address's attempts, so a test of it on a shared
+/// lbdesk makes them from an address of its own.
+pub fn browser_from(from: std::net::Ipv4Addr) -> reqwest::Client {
+    browser_builder().local_address(std::net::IpAddr::V4(from)).build().expect("client")
+}
+
+fn browser_builder() -> reqwest::ClientBuilder {
     let same_origin =
         [(reqwest::header::HeaderName::from_static("sec-fetch-site"), "same-origin".parse().expect("value"))];
     reqwest::Client::builder()
@@ -310,8 +321,6 @@ pub fn browser() -> reqwest::Client {
         // NB: lbdesk closes a connection idle for 30 s; one the client reused just then failed a
         // run ("connection closed before message completed"). Dropped here well before.
         .pool_idle_timeout(std::time::Duration::from_secs(10))
-        .build()
-        .expect("client")
 }
 
 /// Waits until `check` holds (polling), or fails naming `what`; fails at once if anything

@@ -7,11 +7,13 @@ use app::domain::user::CurrentUser;
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use crate::helpers::{Backend, Lbdesk, browser, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk, browser, browser_from};
 use crate::shared::Shared;
+use crate::user::own_tenant;
 
-/// Shared by the tests that sign in as they should; the throttle's tests get a fresh lbdesk each,
-/// as they make every sign-in from this address (all tests') wait.
+/// Shared by the tests here. The throttle's tests guess at names of their own, from client
+/// addresses of their own (`browser_from`): the throttle counts by name and by address, and
+/// every other test signs in from 127.0.0.1.
 static LBDESK: Shared = Shared::new();
 
 async fn sign_in(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
@@ -60,42 +62,51 @@ async fn throttled(res: reqwest::Response) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guessed_name_waits_after_five_failures_and_its_owner_gets_in_after_the_wait() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
-    let guesser = browser();
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    // The guessed name and another, each a tenant of the test's own; every attempt from here on
+    // from 127.0.0.2.
+    own_tenant(&lbdesk, "guessed", "project-a").await;
+    own_tenant(&lbdesk, "unguessed", "project-a").await;
+    let from = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let guesser = browser_from(from);
     for i in 0..5 {
-        let res = sign_in(&guesser, &lbdesk, "alice", &format!("guess-{i}")).await;
+        let res = sign_in(&guesser, &lbdesk, "guessed", &format!("guess-{i}")).await;
         assert!(res.status().is_client_error() && res.status() != StatusCode::TOO_MANY_REQUESTS, "{}", res.status());
     }
     let started = Instant::now();
-    let wait = throttled(sign_in(&guesser, &lbdesk, "alice", "guess-5").await).await;
+    let wait = throttled(sign_in(&guesser, &lbdesk, "guessed", "guess-5").await).await;
     assert_eq!(wait, 1, "the first wait is short");
-    // alice herself waits too, from another client: the name is what is guessed.
-    let alice = browser();
-    let wait = throttled(sign_in(&alice, &lbdesk, "alice", "alice-demo").await).await;
+    // The name's owner waits too, from another client: the name is what is guessed.
+    let owner = browser_from(from);
+    let wait = throttled(sign_in(&owner, &lbdesk, "guessed", "guessed-demo").await).await;
     assert!(wait <= 1, "{wait}");
     // Other names are not affected.
-    assert!(signed_in(&sign_in(&browser(), &lbdesk, "bob", "bob-demo").await));
-    // After the wait her right password works, and clears the count.
+    assert!(signed_in(&sign_in(&browser_from(from), &lbdesk, "unguessed", "unguessed-demo").await));
+    // After the wait the right password works, and clears the count.
     tokio::time::sleep(Duration::from_secs(1).saturating_sub(started.elapsed()) + Duration::from_millis(100)).await;
-    assert!(signed_in(&sign_in(&alice, &lbdesk, "alice", "alice-demo").await), "the owner gets in after the wait");
+    assert!(signed_in(&sign_in(&owner, &lbdesk, "guessed", "guessed-demo").await), "the owner gets in after the wait");
     for i in 0..5 {
-        let res = sign_in(&guesser, &lbdesk, "alice", &format!("again-{i}")).await;
+        let res = sign_in(&guesser, &lbdesk, "guessed", &format!("again-{i}")).await;
         assert_ne!(res.status(), StatusCode::TOO_MANY_REQUESTS, "a success starts the count afresh ({i})");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_trying_many_names_is_throttled() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    own_tenant(&lbdesk, "spared", "project-a").await;
+    let from = std::net::Ipv4Addr::new(127, 0, 0, 3);
     // Twenty failures a minute from one address, one per name so no name is throttled itself.
     for i in 0..20 {
-        let res = sign_in(&browser(), &lbdesk, &format!("nobody-{i}"), "guess").await;
+        let res = sign_in(&browser_from(from), &lbdesk, &format!("nobody-{i}"), "guess").await;
         assert_ne!(res.status(), StatusCode::TOO_MANY_REQUESTS, "attempt {i}");
     }
-    let wait = throttled(sign_in(&browser(), &lbdesk, "admin", "guess").await).await;
+    let wait = throttled(sign_in(&browser_from(from), &lbdesk, "admin", "guess").await).await;
     assert!((1..=60).contains(&wait), "until the minute is over: {wait}");
     // The throttled attempt was not even checked: the right password waits too.
-    throttled(sign_in(&browser(), &lbdesk, "bob", "bob-demo").await).await;
+    throttled(sign_in(&browser_from(from), &lbdesk, "bob", "bob-demo").await).await;
+    // Another address is not held back.
+    assert!(signed_in(&sign_in(&browser(), &lbdesk, "spared", "spared-demo").await), "another address signs in");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
