@@ -13,9 +13,10 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use server::admission::NOT_YOURS;
 
-use crate::helpers::{Backend, Lbdesk, Options, TestDb, browser, signed_in, spawn_lbdesk_with, start_on, until};
+use crate::helpers::{Backend, Lbdesk, Options, TestDb, browser, signed_in, start_on, until};
 use crate::on_both_databases;
 use crate::shared::Shared;
+use crate::user::own_tenant;
 
 on_both_databases!(
     a_kubectl_write_with_the_admin_token_is_audited_as_admin_and_lbdesks_own_writes_once,
@@ -29,12 +30,8 @@ fn quiet_options() -> Options {
     Options { reconciler: false, ..Default::default() }
 }
 
-async fn quiet(backend: Backend) -> Lbdesk {
-    spawn_lbdesk_with(backend, quiet_options()).await
-}
-
-/// Shared by the tests that read the log of the objects they name; paging through a project's
-/// whole log, and the purge at start, get a fresh lbdesk.
+/// Shared by the tests that read the log of the objects or projects they name; the purge at
+/// start (a restart on a database written before) gets a fresh lbdesk.
 static QUIET: Shared = Shared::with(quiet_options, false);
 
 fn ticket(name: &str, project: Option<&str>) -> Lbticket {
@@ -211,9 +208,12 @@ async fn a_tenant_cannot_write_another_projects_objects_through_the_embedded_api
 }
 
 async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Backend) {
-    let lbdesk = quiet(backend).await;
+    let lbdesk = QUIET.get(backend).await;
+    // Projects and a tenant of the test's own: it pages through a project's whole log.
+    let alice = own_tenant(&lbdesk, "auditor", "audit-pa").await.client;
+    lbdesk.db.upsert_project("audit-pb", "audit-pb").await.expect("a second project");
     let tickets: Api<Lbticket> = Api::all(lbdesk.client("mgmt").await);
-    for (name, project) in [("a-one", "project-a"), ("b-one", "project-b")] {
+    for (name, project) in [("audit-a-one", "audit-pa"), ("audit-b-one", "audit-pb")] {
         tickets.create(&PostParams::default(), &ticket(name, Some(project))).await.expect("created");
     }
     let lb = Entry {
@@ -221,7 +221,7 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
         via: Via::Page,
         action: "update".into(),
         kind: "Loadbalancer".into(),
-        name: "lb-of-no-project".into(),
+        name: "audit-lb-of-no-project".into(),
         project: None,
         before: None,
         after: Some(json!({"spec": {}})),
@@ -229,29 +229,30 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
     lbdesk.db.audit(&lb).await.expect("written");
     for i in 0..55 {
         let e = Entry {
-            name: format!("a-{i:02}"),
-            project: Some("project-a".into()),
+            name: format!("audit-a-{i:02}"),
+            project: Some("audit-pa".into()),
             kind: "Lbticket".into(),
             ..lb.clone()
         };
         lbdesk.db.audit(&e).await.expect("written");
     }
 
-    // alice: her project's 56 entries in two pages, nothing else, whatever she asks for.
-    let alice = signed_in(&lbdesk, "alice").await;
+    // The tenant: her project's 56 entries in two pages, nothing else, whatever she asks for.
     let first = page(&lbdesk, &alice, json!({})).await;
     assert_eq!(first.rows.len(), 50);
     let cursor = first.next.clone().expect("a second page");
     let second = page(&lbdesk, &alice, json!({ "cursor": cursor })).await;
     assert_eq!((second.rows.len(), second.next.clone()), (6, None));
     let rows: Vec<_> = first.rows.iter().chain(&second.rows).collect();
-    assert!(rows.iter().all(|r| r.project == "project-a"), "{rows:?}");
-    assert!(rows.iter().any(|r| r.name == "a-one" && r.user == "admin" && r.via == "api"));
-    for query in [json!({}), json!({"object": "b-one"}), json!({"user": "admin"}), json!({"kind": "Loadbalancer"})] {
+    assert!(rows.iter().all(|r| r.project == "audit-pa"), "{rows:?}");
+    assert!(rows.iter().any(|r| r.name == "audit-a-one" && r.user == "admin" && r.via == "api"));
+    for query in
+        [json!({}), json!({"object": "audit-b-one"}), json!({"user": "admin"}), json!({"kind": "Loadbalancer"})]
+    {
         let (status, body) = list(&lbdesk, &alice, query.clone()).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(
-            !body.contains("b-one") && !body.contains("project-b") && !body.contains("lb-of-no-project"),
+            !body.contains("audit-b-one") && !body.contains("audit-pb") && !body.contains("audit-lb-of-no-project"),
             "{query}: {body}"
         );
     }
@@ -262,8 +263,8 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
 
     // The admin: everything, the entry of no project included.
     let admin = signed_in(&lbdesk, "admin").await;
-    assert_eq!(page(&lbdesk, &admin, json!({"object": "b-one"})).await.rows.len(), 1);
-    assert_eq!(page(&lbdesk, &admin, json!({"object": "lb-of-no-project"})).await.rows[0].project, "");
+    assert_eq!(page(&lbdesk, &admin, json!({"object": "audit-b-one"})).await.rows.len(), 1);
+    assert_eq!(page(&lbdesk, &admin, json!({"object": "audit-lb-of-no-project"})).await.rows[0].project, "");
 
     // Nobody signed in, and a wrong day.
     assert_eq!(list(&lbdesk, &browser(), json!({})).await.0, StatusCode::UNAUTHORIZED);
