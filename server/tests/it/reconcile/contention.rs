@@ -5,37 +5,36 @@ use std::collections::BTreeSet;
 
 use app::domain::crd::Phase;
 use kube::ResourceExt;
-use kube::api::{ListParams, PostParams};
+use kube::api::PostParams;
 
-use super::{loadbalancer, ticket, world};
-use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+use super::{LBDESK, own_loadbalancer, ticket_on, tickets_on, world};
+use crate::helpers::{Backend, until};
 
 /// Requests created at once on one load balancer with room for all.
 const REQUESTS: usize = 200;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_created_at_once_on_one_load_balancer_all_get_a_pair() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/23", &[])).await.expect("lb");
+    w.lbs.create(&PostParams::default(), &own_loadbalancer("crowd", "20.60.0.0/23", &[])).await.expect("lb");
     let creations: Vec<_> = (0..REQUESTS)
         .map(|i| {
             let api = w.tickets.clone();
-            tokio::spawn(
-                async move { api.create(&PostParams::default(), &ticket(&format!("t{i:03}"), None, false)).await },
-            )
+            let t = ticket_on("crowd", &format!("crowd-{i:03}"), None, false);
+            tokio::spawn(async move { api.create(&PostParams::default(), &t).await })
         })
         .collect();
     for c in creations {
         c.await.expect("task").expect("create");
     }
     until("every request Enabled, or one Failed", 120, || async {
-        let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
+        let all = tickets_on(&w.tickets, "crowd").await;
         let phases: Vec<Phase> = all.iter().filter_map(|t| t.status.as_ref().map(|s| s.phase)).collect();
         phases.contains(&Phase::Failed) || (phases.len() == REQUESTS && phases.iter().all(|p| *p == Phase::Enabled))
     })
     .await;
-    let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
+    let all = tickets_on(&w.tickets, "crowd").await;
     let failed: Vec<String> = all
         .iter()
         .filter_map(|t| {

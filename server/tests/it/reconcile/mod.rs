@@ -19,6 +19,7 @@ use server::reconciler::{self, Crash, Step};
 use tokio::task::JoinHandle;
 
 use crate::helpers::{Backend, Lbdesk, Options, after_rounds, reconciles, spawn_lbdesk_with, until};
+use crate::shared::Shared;
 
 mod cis_ready;
 mod cluster_mode;
@@ -45,6 +46,36 @@ fn loadbalancer(ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
     .expect("loadbalancer");
     lb.spec.reserved = reserved.iter().map(|r| r.to_string()).collect();
     lb
+}
+
+/// Shared by the tests whose load balancer and requests are their own (`own_loadbalancer`,
+/// `ticket_on`) and which assert nothing of the whole server. The others start their own: they
+/// run reconcilers of their own (a crash, a stop, an upgrade), or judge every write to the
+/// clusters, the reconciler's counters or every call to the driver.
+static LBDESK: Shared = Shared::with(options, false);
+
+/// A load balancer `name` like `demo` but its own: its VE range `ve_cidr`, LTM URL and AS3
+/// tenant (`name`). NB: its namespace selector is demo's, as CIS's namespace takes one value
+/// of the label (`a_namespace_label_two_load_balancers_want_two_ways_never_flips`).
+fn own_loadbalancer(name: &str, ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
+    let mut lb = loadbalancer(ve_cidr, reserved);
+    lb.metadata.name = Some(name.into());
+    lb.spec.partition = Some(name.into());
+    lb.spec.ltm.url = format!("http://100.1.1.1/{name}");
+    lb
+}
+
+/// A ticket like `ticket`'s, on the load balancer `lb`.
+fn ticket_on(lb: &str, name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
+    let mut t = ticket(name, veip, with_listener);
+    t.spec.loadbalancer = lb.into();
+    t
+}
+
+/// The tickets on the load balancer `lb`.
+async fn tickets_on(tickets: &Api<Lbticket>, lb: &str) -> Vec<Lbticket> {
+    let all = tickets.list(&ListParams::default()).await.expect("list").items;
+    all.into_iter().filter(|t| t.spec.loadbalancer == lb).collect()
 }
 
 fn ticket(name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
@@ -125,8 +156,14 @@ async fn namespace_labels(member: &Client) -> BTreeMap<String, String> {
 /// The pairs of load balancer demo, from its address objects: each VE address with its LTM
 /// partner (the same ticket, the same state, pointing back), and no half pair.
 async fn pairs(lbs: &Api<Loadbalancer>) -> Vec<(String, String, String, BondState)> {
+    pairs_of(lbs, "demo").await
+}
+
+/// The same, of the load balancer `lb`.
+async fn pairs_of(lbs: &Api<Loadbalancer>, lb: &str) -> Vec<(String, String, String, BondState)> {
     let addresses: Api<Lbaddress> = Api::all(lbs.clone().into_client());
-    let all = addresses.list(&ListParams::default().labels("ebcpaas.io/loadbalancer=demo")).await.expect("list").items;
+    let selector = format!("ebcpaas.io/loadbalancer={lb}");
+    let all = addresses.list(&ListParams::default().labels(&selector)).await.expect("list").items;
     let (ve, ltm): (Vec<_>, Vec<_>) = all.into_iter().partition(|a| a.spec.side == Side::Ve);
     assert_eq!(ve.len(), ltm.len(), "no half pair: {ve:?} {ltm:?}");
     for v in &ve {
@@ -294,18 +331,16 @@ async fn a_ticket_goes_through_its_whole_life() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
     // A /28 has 14 usable addresses; 4 reserved leave 10.
-    w.lbs
-        .create(&PostParams::default(), &loadbalancer("20.1.0.0/28", &["20.1.0.1", "20.1.0.2", "20.1.0.3", "20.1.0.4"]))
-        .await
-        .expect("lb");
+    let reserved = ["20.61.0.1", "20.61.0.2", "20.61.0.3", "20.61.0.4"];
+    w.lbs.create(&PostParams::default(), &own_loadbalancer("tenfree", "20.61.0.0/28", &reserved)).await.expect("lb");
     let mut creations = Vec::new();
     for i in 0..100 {
         let api = w.tickets.clone();
         creations.push(tokio::spawn(async move {
-            api.create(&PostParams::default(), &ticket(&format!("t{i:03}"), None, false)).await
+            api.create(&PostParams::default(), &ticket_on("tenfree", &format!("ten-{i:03}"), None, false)).await
         }));
     }
     for c in creations {
@@ -314,11 +349,11 @@ async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
     // The other 90 wait for an address (issue #26): not Failed, and no policy asked for them.
     let enabled = |t: &Lbticket| t.status.as_ref().is_some_and(|s| s.phase == Phase::Enabled);
     until("every ticket settled", 60, || async {
-        let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
-        all.iter().all(|t| enabled(t) || queue::waiting(t))
+        let all = tickets_on(&w.tickets, "tenfree").await;
+        all.len() == 100 && all.iter().all(|t| enabled(t) || queue::waiting(t))
     })
     .await;
-    let all = w.tickets.list(&ListParams::default()).await.expect("list").items;
+    let all = tickets_on(&w.tickets, "tenfree").await;
     let (enabled, waiting): (Vec<&Lbticket>, Vec<&Lbticket>) = all.iter().partition(|t| enabled(t));
     assert_eq!((enabled.len(), waiting.len()), (10, 90));
     assert!(
@@ -326,12 +361,13 @@ async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
         "{:?}",
         waiting[0].status
     );
-    let asked: BTreeSet<String> = lbdesk.simulator.calls().into_iter().map(|c| c.ticket).collect();
+    let asked: BTreeSet<String> =
+        lbdesk.simulator.calls().into_iter().map(|c| c.ticket).filter(|t| t.starts_with("ten-")).collect();
     assert_eq!(asked.len(), 10, "the network policy is asked for the ten holding a pair only");
     let addresses: BTreeSet<String> =
         enabled.iter().filter_map(|t| t.status.as_ref().and_then(|s| s.veip.clone())).collect();
     assert_eq!(addresses.len(), 10, "no address handed out twice");
-    let recorded = pairs(&w.lbs).await;
+    let recorded = pairs_of(&w.lbs, "tenfree").await;
     assert_eq!(recorded.len(), 10, "the address objects are exact");
     let owners: BTreeSet<String> = recorded.iter().map(|p| p.0.clone()).collect();
     let winners: BTreeSet<String> = enabled.iter().map(|t| t.name_any()).collect();

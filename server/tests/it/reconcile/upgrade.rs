@@ -87,21 +87,25 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_object_written_by_hand_is_refused() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let lbdesk = super::LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("held", None, false)).await.expect("ticket");
-    wait_phase(&w.tickets, "held", Phase::Enabled).await;
+    let lb = super::own_loadbalancer("forge", "20.62.0.0/24", &[]);
+    w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
+    w.tickets
+        .create(&PostParams::default(), &super::ticket_on("forge", "forge-held", None, false))
+        .await
+        .expect("ticket");
+    wait_phase(&w.tickets, "forge-held", Phase::Enabled).await;
     let addresses: Api<Lbaddress> = Api::all(w.mgmt.clone());
-    let ip: IpAddr = "20.1.0.9".parse().expect("ip");
-    let forged = Lbaddress::held("demo", Side::Ve, ip, "10.0.0.9".parse().expect("ip"), "held", BondState::Bond);
+    let ip: IpAddr = "20.62.0.9".parse().expect("ip");
+    let forged = Lbaddress::held("forge", Side::Ve, ip, "10.0.0.9".parse().expect("ip"), "forge-held", BondState::Bond);
     let refused = addresses.create(&PostParams::default(), &forged).await.expect_err("refused");
     assert!(
         matches!(&refused, kube::Error::Api(e) if e.code == 403 && e.message.contains("change the address request instead")),
         "{refused:?}"
     );
-    assert!(addresses.get_opt(&address_name("demo", Side::Ve, ip)).await.expect("get").is_none());
-    let held = address_name("demo", Side::Ve, "20.1.0.1".parse().expect("ip"));
+    assert!(addresses.get_opt(&address_name("forge", Side::Ve, ip)).await.expect("get").is_none());
+    let held = address_name("forge", Side::Ve, "20.62.0.1".parse().expect("ip"));
     let patch = json!({"spec": {"ticket": "someone-else"}});
     let refused =
         addresses.patch(&held, &Default::default(), &kube::api::Patch::Merge(&patch)).await.expect_err("refused");
