@@ -11,7 +11,7 @@ use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use serde_json::{Value, json};
 
 use super::metrics::{sample, scrape};
-use super::{CLUSTER, deployed, loadbalancer, ticket, wait_phase};
+use super::{CLUSTER, DEMO, deployed, loadbalancer, ticket, wait_phase};
 use crate::helpers::{signed_in_at, until};
 use crate::processes::{Outside, on_free_ports};
 use crate::web_tls::certificate;
@@ -94,7 +94,7 @@ async fn cluster_mode_follows_member_cluster_secrets_and_serves_the_webhook_and_
         kube::Client::try_from(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config"))
             .expect("client");
     until("the listener placed in the member cluster", 30, || async {
-        deployed(&member).await.is_some_and(|d| d.to_string().contains("outside-1"))
+        deployed(&member, DEMO).await.is_some_and(|d| d.to_string().contains("outside-1"))
     })
     .await;
     until("the load balancer says its cluster is reached", 30, || async {

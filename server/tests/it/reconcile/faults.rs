@@ -14,8 +14,11 @@ async fn end_state(
     Option<String>,
     usize,
 ) {
-    let labels =
-        service_labels(&w.member, "web-v1").await.into_iter().filter(|(k, _)| k.starts_with("cis.f5.com")).collect();
+    let labels = service_labels(&w.member, DEMO, "web-v1")
+        .await
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("cis.f5.com"))
+        .collect();
     let requests: BTreeSet<String> = lbdesk
         .simulator
         .calls()
@@ -25,10 +28,10 @@ async fn end_state(
         .collect();
     (
         phase(&w.tickets, "web").await,
-        pairs(&w.lbs).await,
-        deployed(&w.member).await,
+        pairs(&w.lbs, "demo").await,
+        deployed(&w.member, DEMO).await,
         labels,
-        namespace_labels(&w.member).await.get("zone").cloned(),
+        namespace_labels(&w.member, DEMO).await.get("zone").cloned(),
         requests.len(),
     )
 }
@@ -37,8 +40,9 @@ async fn end_state(
 /// both, as a sync labels the Service before it writes the declaration.
 async fn placed(w: &World) {
     until("the listener placed", 10, || async {
-        let written = deployed(&w.member).await.is_some_and(|d| d["acp-region01"].get("team-a_http_app").is_some());
-        written && service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+        let written =
+            deployed(&w.member, DEMO).await.is_some_and(|d| d["acp-region01"].get("team-a_http_app").is_some());
+        written && service_labels(&w.member, DEMO, "web-v1").await.contains_key("cis.f5.com/as3-pool")
     })
     .await;
 }

@@ -28,7 +28,7 @@ async fn half_a_pair_is_given_back_and_the_ticket_gets_a_whole_one() {
     let run = tokio::spawn(reconciler::controllers::run(ctx, std::future::pending()));
     wait_phase(&w.tickets, "half", Phase::Enabled).await;
     assert_eq!(
-        pairs(&w.lbs).await,
+        pairs(&w.lbs, "demo").await,
         [("half".into(), "20.1.0.1".into(), "10.0.0.1".into(), BondState::Bond)],
         "a whole pair, the lowest free"
     );

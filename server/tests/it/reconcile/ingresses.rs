@@ -269,6 +269,6 @@ async fn a_ticket_that_stops_being_live_loses_its_ingresses_and_a_real_delete_le
     let third = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
     until("the ticket gone", 20, || async { w.tickets.get_opt("pay").await.expect("get").is_none() }).await;
     assert!(ours(&w.member).await.is_empty(), "no Ingress outlives its ticket");
-    assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
+    assert!(pairs(&w.lbs, "demo").await.is_empty(), "the pair is released");
     third.abort();
 }

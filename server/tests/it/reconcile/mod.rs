@@ -72,6 +72,13 @@ fn ticket_on(lb: &str, name: &str, veip: Option<&str>, with_listener: bool) -> L
     t
 }
 
+/// A ticket like `ticket`'s, on the load balancer of `scope` in its namespace.
+fn ticket_in(scope: Scope, name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
+    let mut t = ticket_on(scope.lb, name, veip, with_listener);
+    t.spec.namespace = scope.namespace.into();
+    t
+}
+
 /// The tickets on the load balancer `lb`.
 async fn tickets_on(tickets: &Api<Lbticket>, lb: &str) -> Vec<Lbticket> {
     let all = tickets.list(&ListParams::default()).await.expect("list").items;
@@ -126,41 +133,56 @@ async fn world(lbdesk: &Lbdesk) -> World {
     World { member: lbdesk.client(CLUSTER).await, tickets: Api::all(mgmt.clone()), lbs: Api::all(mgmt.clone()), mgmt }
 }
 
-/// The ADC inside the tenant's ConfigMap.
-async fn deployed(member: &Client) -> Option<serde_json::Value> {
+/// Where a test's objects are: its load balancer, the AS3 tenant it writes, and its requests'
+/// namespace of acp-region01.
+#[derive(Clone, Copy)]
+struct Scope {
+    lb: &'static str,
+    tenant: &'static str,
+    namespace: &'static str,
+}
+
+/// The load balancer `demo` (`loadbalancer`) and the requests `ticket` makes.
+const DEMO: Scope = Scope { lb: "demo", tenant: "acp-region01", namespace: "team-a" };
+
+/// A ticket's whole life, on the shared lbdesk.
+const LIFE: Scope = Scope { lb: "life", tenant: "life", namespace: "life" };
+
+/// A real delete and a protected load balancer, on the shared lbdesk.
+const KEPT: Scope = Scope { lb: "kept", tenant: "kept", namespace: "kept" };
+
+/// The ADC inside the ConfigMap of the tenant of `scope`.
+async fn deployed(member: &Client, scope: Scope) -> Option<serde_json::Value> {
     let cms: Api<ConfigMap> = Api::namespaced(member.clone(), "kube-system");
-    let cm = cms.get_opt("lbdesk-as3-acp-region01").await.ok()??;
+    let cm = cms.get_opt(&app::domain::as3::placement::configmap_name(scope.tenant)).await.ok()??;
     let template: serde_json::Value = serde_json::from_str(cm.data?.get("template")?).ok()?;
     Some(template["declaration"].clone())
 }
 
-/// What `lbdesk render` makes of the objects now in the management cluster.
-async fn rendered(w: &World) -> serde_json::Value {
+/// What `lbdesk render` makes of the objects now in the management cluster, for the tenant of
+/// `scope`.
+async fn rendered(w: &World, scope: Scope) -> serde_json::Value {
     let objects = server::render::Objects {
         loadbalancers: w.lbs.list(&ListParams::default()).await.expect("lbs").items,
         tickets: w.tickets.list(&ListParams::default()).await.expect("tickets").items,
         rules: Api::<Lbrule>::all(w.mgmt.clone()).list(&ListParams::default()).await.expect("rules").items,
     };
-    server::render::declarations(&objects).expect("renders")["acp-region01/acp-region01"].clone()
+    server::render::declarations(&objects).expect("renders")[&format!("{CLUSTER}/{}", scope.tenant)].clone()
 }
 
-async fn service_labels(member: &Client, name: &str) -> BTreeMap<String, String> {
-    let svcs: Api<Service> = Api::namespaced(member.clone(), "team-a");
+/// The labels of the Service `name` of the namespace of `scope`.
+async fn service_labels(member: &Client, scope: Scope, name: &str) -> BTreeMap<String, String> {
+    let svcs: Api<Service> = Api::namespaced(member.clone(), scope.namespace);
     svcs.get(name).await.expect("service").labels().clone()
 }
 
-async fn namespace_labels(member: &Client) -> BTreeMap<String, String> {
-    Api::<Namespace>::all(member.clone()).get("team-a").await.expect("namespace").labels().clone()
+async fn namespace_labels(member: &Client, scope: Scope) -> BTreeMap<String, String> {
+    Api::<Namespace>::all(member.clone()).get(scope.namespace).await.expect("namespace").labels().clone()
 }
 
-/// The pairs of load balancer demo, from its address objects: each VE address with its LTM
+/// The pairs of load balancer `lb`, from its address objects: each VE address with its LTM
 /// partner (the same ticket, the same state, pointing back), and no half pair.
-async fn pairs(lbs: &Api<Loadbalancer>) -> Vec<(String, String, String, BondState)> {
-    pairs_of(lbs, "demo").await
-}
-
-/// The same, of the load balancer `lb`.
-async fn pairs_of(lbs: &Api<Loadbalancer>, lb: &str) -> Vec<(String, String, String, BondState)> {
+async fn pairs(lbs: &Api<Loadbalancer>, lb: &str) -> Vec<(String, String, String, BondState)> {
     let addresses: Api<Lbaddress> = Api::all(lbs.clone().into_client());
     let selector = format!("ebcpaas.io/loadbalancer={lb}");
     let all = addresses.list(&ListParams::default().labels(&selector)).await.expect("list").items;
@@ -224,35 +246,38 @@ fn options() -> Options {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ticket_goes_through_its_whole_life() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    crate::user::own_namespace(&lbdesk, "project-a", LIFE.namespace).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(LIFE.lb, "20.1.0.0/24", &[])).await.expect("lb");
 
     // A refused policy: Failed with the driver's message; the edit that fixes it reaches Enabled.
-    w.tickets.create(&PostParams::default(), &ticket("web", Some("20.1.0.200"), true)).await.expect("ticket");
-    wait_phase(&w.tickets, "web", Phase::Failed).await;
-    let failed = w.tickets.get("web").await.expect("ticket").status.expect("status");
+    w.tickets.create(&PostParams::default(), &ticket_in(LIFE, "life", Some("20.1.0.200"), true)).await.expect("ticket");
+    wait_phase(&w.tickets, "life", Phase::Failed).await;
+    let failed = w.tickets.get("life").await.expect("ticket").status.expect("status");
     assert_eq!(failed.message, "the payment zone is closed");
     w.tickets
-        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"veip": "20.1.0.20"}})))
+        .patch("life", &PatchParams::default(), &Patch::Merge(json!({"spec": {"veip": "20.1.0.20"}})))
         .await
         .expect("edit");
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    let enabled = w.tickets.get("web").await.expect("ticket").status.expect("status");
+    wait_phase(&w.tickets, "life", Phase::Enabled).await;
+    let enabled = w.tickets.get("life").await.expect("ticket").status.expect("status");
     assert_eq!(enabled.veip.as_deref(), Some("20.1.0.20"));
     let phases: Vec<Phase> = enabled.history.iter().map(|h| h.phase).collect();
     assert_eq!(phases, [Phase::Created, Phase::Failed, Phase::Created, Phase::Enabled]);
-    assert_eq!(pairs(&w.lbs).await, [("web".into(), "20.1.0.20".into(), "10.0.0.1".into(), BondState::Bond)]);
+    assert_eq!(pairs(&w.lbs, LIFE.lb).await, [("life".into(), "20.1.0.20".into(), "10.0.0.1".into(), BondState::Bond)]);
 
     // Enabled: the ConfigMap is what `lbdesk render` gives for the same objects.
-    until("the ConfigMap", 10, || async { deployed(&w.member).await.is_some() }).await;
-    until("the declaration to equal render's", 10, || async { deployed(&w.member).await == Some(rendered(&w).await) })
-        .await;
+    until("the ConfigMap", 10, || async { deployed(&w.member, LIFE).await.is_some() }).await;
+    until("the declaration to equal render's", 10, || async {
+        deployed(&w.member, LIFE).await == Some(rendered(&w, LIFE).await)
+    })
+    .await;
     // NB: a sync labels the Services and namespaces before it writes the ConfigMap, so CIS finds
     // the pool's members with the first declaration naming the pool.
-    let labels = service_labels(&w.member, "web-v1").await;
+    let labels = service_labels(&w.member, LIFE, "web-v1").await;
     assert_eq!(labels.get("cis.f5.com/as3-pool").map(String::as_str), Some("web-v1_8080_pool"), "{labels:?}");
-    let labels = namespace_labels(&w.member).await;
+    let labels = namespace_labels(&w.member, LIFE).await;
     assert_eq!(labels.get("zone").map(String::as_str), Some("f5"), "{labels:?}");
     // What CIS will post (issue #24): the ConfigMap is read (its namespace is labelled), the
     // pools are filled from the Endpoints, and the declaration is valid under CIS's schema.
@@ -260,73 +285,73 @@ async fn a_ticket_goes_through_its_whole_life() {
     let pools = ["web-v1_8080_pool", "web-v2_8080_pool"];
     until("CIS to post the listener with its members", 10, || async {
         let posted = crate::cis::posted(&w.member, &cis).await;
-        crate::cis::carries_listener(&posted, "acp-region01", "team-a_http_app", "vs_web_80", &pools)
+        crate::cis::carries_listener(&posted, "life", "life_http_app", "vs_life_80", &pools)
     })
     .await;
 
     // Disabled: withdrawn, addresses kept.
     w.tickets
-        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .patch("life", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
         .await
         .expect("no listeners");
-    set_state(&w.tickets, "web", "Disabled").await;
-    wait_phase(&w.tickets, "web", Phase::Disabled).await;
+    set_state(&w.tickets, "life", "Disabled").await;
+    wait_phase(&w.tickets, "life", Phase::Disabled).await;
     until("the tenant to be empty", 10, || async {
-        deployed(&w.member).await.is_some_and(|d| d["acp-region01"] == json!({"class": "Tenant"}))
+        deployed(&w.member, LIFE).await.is_some_and(|d| d["life"] == json!({"class": "Tenant"}))
     })
     .await;
     let posted = crate::cis::posted(&w.member, &cis).await;
     assert_eq!(
-        posted.tenant("acp-region01"),
+        posted.tenant("life"),
         Some(&json!({"class": "Tenant", "defaultRouteDomain": 0})),
         "CIS posts the emptied tenant, which withdraws it from BIG-IP"
     );
     until("labels to go", 10, || async {
-        !service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
-            && !namespace_labels(&w.member).await.contains_key("zone")
+        !service_labels(&w.member, LIFE, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+            && !namespace_labels(&w.member, LIFE).await.contains_key("zone")
     })
     .await;
-    assert_eq!(pairs(&w.lbs).await.len(), 1, "the pair is kept while Disabled");
+    assert_eq!(pairs(&w.lbs, LIFE.lb).await.len(), 1, "the pair is kept while Disabled");
 
     // Active again, then listeners back: regenerated.
-    set_state(&w.tickets, "web", "Active").await;
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    let mut with_listener = ticket("web", None, true);
+    set_state(&w.tickets, "life", "Active").await;
+    wait_phase(&w.tickets, "life", Phase::Enabled).await;
+    let mut with_listener = ticket_in(LIFE, "life", None, true);
     with_listener.spec.veip = Some("20.1.0.20".into());
     w.tickets
         .patch(
-            "web",
+            "life",
             &PatchParams::default(),
             &Patch::Merge(json!({"spec": {"listeners": with_listener.spec.listeners}})),
         )
         .await
         .expect("listener");
     until("regenerated", 10, || async {
-        service_labels(&w.member, "web-v2").await.contains_key("cis.f5.com/as3-pool")
+        service_labels(&w.member, LIFE, "web-v2").await.contains_key("cis.f5.com/as3-pool")
     })
     .await;
 
     // Deleted (from Disabled): the pair is back, the policy revoked once per record.
     w.tickets
-        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .patch("life", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
         .await
         .expect("no listeners");
-    set_state(&w.tickets, "web", "Disabled").await;
-    wait_phase(&w.tickets, "web", Phase::Disabled).await;
-    set_state(&w.tickets, "web", "Deleted").await;
-    wait_phase(&w.tickets, "web", Phase::Deleted).await;
-    assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
+    set_state(&w.tickets, "life", "Disabled").await;
+    wait_phase(&w.tickets, "life", Phase::Disabled).await;
+    set_state(&w.tickets, "life", "Deleted").await;
+    wait_phase(&w.tickets, "life", Phase::Deleted).await;
+    assert!(pairs(&w.lbs, LIFE.lb).await.is_empty(), "the pair is released");
     let revokes: Vec<String> = lbdesk
         .simulator
         .calls()
         .into_iter()
-        .filter(|c| c.hook == Hook::RevokeNetworkPolicy)
+        .filter(|c| c.hook == Hook::RevokeNetworkPolicy && c.ticket == "life")
         .map(|c| c.record_id)
         .collect();
     assert!(!revokes.is_empty());
     let distinct: BTreeSet<&String> = revokes.iter().collect();
     assert_eq!(distinct.len(), 1, "one revocation, retried only with its own recordID: {revokes:?}");
-    assert!(w.tickets.get("web").await.is_ok(), "the ticket stays as a record");
+    assert!(w.tickets.get("life").await.is_ok(), "the ticket stays as a record");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -367,7 +392,7 @@ async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
     let addresses: BTreeSet<String> =
         enabled.iter().filter_map(|t| t.status.as_ref().and_then(|s| s.veip.clone())).collect();
     assert_eq!(addresses.len(), 10, "no address handed out twice");
-    let recorded = pairs_of(&w.lbs, "tenfree").await;
+    let recorded = pairs(&w.lbs, "tenfree").await;
     assert_eq!(recorded.len(), 10, "the address objects are exact");
     let owners: BTreeSet<String> = recorded.iter().map(|p| p.0.clone()).collect();
     let winners: BTreeSet<String> = enabled.iter().map(|t| t.name_any()).collect();
@@ -389,22 +414,26 @@ async fn a_resync_writes_nothing_and_repairs_drift() {
     w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
     w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
     wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    until("the labels", 10, || async { service_labels(&w.member, "web-v2").await.contains_key("cis.f5.com/as3-pool") })
-        .await;
+    until("the labels", 10, || async {
+        service_labels(&w.member, DEMO, "web-v2").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
     let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
     after_rounds(&lbdesk, tickets, 2).await;
     let before = versions(&w).await;
     after_rounds(&lbdesk, tickets, 3).await;
     assert_eq!(versions(&w).await, before, "three resyncs of a converged state write nothing");
 
-    let good = deployed(&w.member).await.expect("deployed");
+    let good = deployed(&w.member, DEMO).await.expect("deployed");
     let cms: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
     cms.patch("lbdesk-as3-acp-region01", &PatchParams::default(), &Patch::Merge(json!({"data": {"template": "{}"}})))
         .await
         .expect("edit by hand");
-    until("the edited ConfigMap restored", 10, || async { deployed(&w.member).await.as_ref() == Some(&good) }).await;
+    until("the edited ConfigMap restored", 10, || async { deployed(&w.member, DEMO).await.as_ref() == Some(&good) })
+        .await;
     cms.delete("lbdesk-as3-acp-region01", &DeleteParams::default()).await.expect("delete by hand");
-    until("the deleted ConfigMap restored", 10, || async { deployed(&w.member).await.as_ref() == Some(&good) }).await;
+    until("the deleted ConfigMap restored", 10, || async { deployed(&w.member, DEMO).await.as_ref() == Some(&good) })
+        .await;
     let svcs: Api<Service> = Api::namespaced(w.member.clone(), "team-a");
     svcs.patch(
         "web-v1",
@@ -414,47 +443,51 @@ async fn a_resync_writes_nothing_and_repairs_drift() {
     .await
     .expect("unlabel");
     until("the label back", 10, || async {
-        service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+        service_labels(&w.member, DEMO, "web-v1").await.contains_key("cis.f5.com/as3-pool")
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    let mut lb = loadbalancer("20.1.0.0/24", &[]);
+    crate::user::own_namespace(&lbdesk, "project-a", KEPT.namespace).await;
+    let mut lb = own_loadbalancer(KEPT.lb, "20.63.0.0/24", &[]);
     lb.metadata.labels = Some([(app::domain::crd::LABEL_DO_NOT_DELETE.to_string(), "true".to_string())].into());
     w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    w.tickets.create(&PostParams::default(), &ticket_in(KEPT, "kept", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "kept", Phase::Enabled).await;
     until("the listener deployed", 10, || async {
-        deployed(&w.member).await.is_some_and(|d| d["acp-region01"].get("team-a_http_app").is_some())
+        deployed(&w.member, KEPT).await.is_some_and(|d| d["kept"].get("kept_http_app").is_some())
     })
     .await;
 
     // Admission refuses deleting a request that is not Disabled.
-    assert!(w.tickets.delete("web", &DeleteParams::default()).await.is_err());
+    assert!(w.tickets.delete("kept", &DeleteParams::default()).await.is_err());
     w.tickets
-        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
+        .patch("kept", &PatchParams::default(), &Patch::Merge(json!({"spec": {"listeners": null}})))
         .await
         .expect("no listeners");
-    set_state(&w.tickets, "web", "Disabled").await;
-    wait_phase(&w.tickets, "web", Phase::Disabled).await;
-    w.tickets.delete("web", &DeleteParams::default()).await.expect("delete");
-    until("the ticket gone", 20, || async { w.tickets.get_opt("web").await.expect("get").is_none() }).await;
-    assert!(pairs(&w.lbs).await.is_empty(), "the pair is released");
+    set_state(&w.tickets, "kept", "Disabled").await;
+    wait_phase(&w.tickets, "kept", Phase::Disabled).await;
+    w.tickets.delete("kept", &DeleteParams::default()).await.expect("delete");
+    until("the ticket gone", 20, || async { w.tickets.get_opt("kept").await.expect("get").is_none() }).await;
+    assert!(pairs(&w.lbs, KEPT.lb).await.is_empty(), "the pair is released");
     assert_eq!(
-        deployed(&w.member).await.map(|d| d["acp-region01"].clone()),
+        deployed(&w.member, KEPT).await.map(|d| d["kept"].clone()),
         Some(json!({"class": "Tenant"})),
         "withdrawn"
     );
-    assert!(!service_labels(&w.member, "web-v1").await.contains_key("cis.f5.com/as3-pool"));
-    assert!(lbdesk.simulator.calls().iter().any(|c| c.hook == Hook::RevokeNetworkPolicy), "the policy is revoked");
+    assert!(!service_labels(&w.member, KEPT, "web-v1").await.contains_key("cis.f5.com/as3-pool"));
+    assert!(
+        lbdesk.simulator.calls().iter().any(|c| c.hook == Hook::RevokeNetworkPolicy && c.ticket == "kept"),
+        "the policy is revoked"
+    );
 
-    let refused = w.lbs.delete("demo", &DeleteParams::default()).await.expect_err("admission refuses");
+    let refused = w.lbs.delete(KEPT.lb, &DeleteParams::default()).await.expect_err("admission refuses");
     assert!(refused.to_string().contains("labelled ebcpaas.io/do-not-delete"), "{refused}");
-    let kept = w.lbs.get("demo").await.expect("a do-not-delete Loadbalancer stays");
+    let kept = w.lbs.get(KEPT.lb).await.expect("a do-not-delete Loadbalancer stays");
     assert!(kept.metadata.deletion_timestamp.is_none());
     assert!(kept.finalizers().iter().any(|f| f == reconciler::FINALIZER), "and its finalizer would hold it too");
 }

@@ -71,7 +71,7 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
     want.push(("new".into(), "20.1.0.3".into(), "10.0.0.4".into(), BondState::Bond));
     want.sort();
     assert_eq!(
-        pairs(&w.lbs).await,
+        pairs(&w.lbs, "demo").await,
         want,
         "every recorded pair survives, and the new one is the lowest free of each range"
     );
@@ -130,7 +130,7 @@ async fn the_configmap_and_labels_of_the_earlier_version_are_corrected_without_a
     // NB: the listener's, not merely a ConfigMap: on a busy machine the first sync can write the
     // tenant before the listener is in it.
     until("the ConfigMap carrying the listener", 10, || async {
-        super::deployed(&w.member).await.is_some_and(|d| d.to_string().contains(r#""vs_web_80""#))
+        super::deployed(&w.member, super::DEMO).await.is_some_and(|d| d.to_string().contains(r#""vs_web_80""#))
     })
     .await;
     let configmaps: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
@@ -167,7 +167,7 @@ async fn the_configmap_and_labels_of_the_earlier_version_are_corrected_without_a
 
     // The next sync corrects both.
     until("the template corrected", 20, || async {
-        super::deployed(&w.member).await.is_some_and(|d| d.to_string().contains(r#""shareNodes":true"#))
+        super::deployed(&w.member, super::DEMO).await.is_some_and(|d| d.to_string().contains(r#""shareNodes":true"#))
     })
     .await;
     until("kube-system labelled", 20, || async {
