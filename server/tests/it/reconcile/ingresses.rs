@@ -14,22 +14,30 @@ fn f5(name: &str, path: &str, service: &str) -> F5Ingress {
     F5Ingress { name: name.into(), rules: vec![route], tls_secret: None }
 }
 
-fn ingress_ticket(name: &str, ingresses: &[F5Ingress]) -> Lbticket {
-    let mut t = ticket(name, None, false);
+fn ingress_ticket(scope: Scope, name: &str, ingresses: &[F5Ingress]) -> Lbticket {
+    let mut t = ticket_in(scope, name, None, false);
     t.spec.lbtype = LbType::Ingress;
     t.spec.ingresses = ingresses.to_vec();
     t
 }
 
-/// The load balancer, with AS3 tenant `payments` (the demo one has `shared`).
+/// The load balancer `demo` with AS3 tenant `payments`, on a fresh lbdesk, and the requests in
+/// team-a.
+const PAYMENTS: Scope = Scope { lb: "demo", tenant: "payments", namespace: "team-a" };
+
+/// A load balancer of the test's own and its requests in a namespace of their own, on the
+/// shared lbdesk.
+const PAY: Scope = Scope { lb: "pay", tenant: "pay", namespace: "pay" };
+
+/// The load balancer of `PAYMENTS`.
 fn payments_lb() -> Loadbalancer {
     let mut lb = loadbalancer("20.1.0.0/24", &[]);
     lb.spec.partition = Some("payments".into());
     lb
 }
 
-async fn ingress_of(member: &Client, name: &str) -> Option<Ingress> {
-    Api::<Ingress>::namespaced(member.clone(), "team-a").get_opt(name).await.expect("get the Ingress")
+async fn ingress_of(member: &Client, scope: Scope, name: &str) -> Option<Ingress> {
+    Api::<Ingress>::namespaced(member.clone(), scope.namespace).get_opt(name).await.expect("get the Ingress")
 }
 
 /// lbdesk's Ingresses in the member cluster (every namespace), as `namespace/name`.
@@ -71,67 +79,68 @@ async fn veip(tickets: &Api<Lbticket>, name: &str) -> String {
 }
 
 /// Whether the Ingress of `f5` is there as lbdesk writes it for ticket `ticket` on `veip`.
-async fn carries(member: &Client, ticket: &str, f5: &F5Ingress, veip: &str) -> bool {
-    let Some(found) = ingress_of(member, &f5.name).await else { return false };
-    let want = cis_ingress::desired(ticket, "team-a", f5, veip, "payments", "f5");
+async fn carries(member: &Client, scope: Scope, ticket: &str, f5: &F5Ingress, veip: &str) -> bool {
+    let Some(found) = ingress_of(member, scope, &f5.name).await else { return false };
+    let want = cis_ingress::desired(ticket, scope.namespace, f5, veip, scope.tenant, "f5");
     found.labels().get(LABEL_LBTICKET).map(String::as_str) == Some(ticket)
         && want.annotations().iter().all(|(k, v)| found.annotations().get(k) == Some(v))
         && found.spec == want.spec
 }
 
-/// A user's own Ingress in team-a: not labelled, so never lbdesk's.
-async fn users_ingress(member: &Client, name: &str) -> Ingress {
+/// A user's own Ingress in the namespace of `scope`: not labelled, so never lbdesk's.
+async fn users_ingress(member: &Client, scope: Scope, name: &str) -> Ingress {
     let ingress: Ingress = serde_json::from_value(json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-        "metadata": {"name": name, "namespace": "team-a", "annotations": {"virtual-server.f5.com/ip": "20.1.0.99"}},
+        "metadata": {"name": name, "namespace": scope.namespace, "annotations": {"virtual-server.f5.com/ip": "20.1.0.99"}},
         "spec": {"ingressClassName": "f5", "rules": [{"host": "own.example.com", "http": {"paths": [
             {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api-canary", "port": {"number": 8080}}}}
         ]}}]}
     }))
     .expect("an Ingress");
-    let api = Api::<Ingress>::namespaced(member.clone(), "team-a");
+    let api = Api::<Ingress>::namespaced(member.clone(), scope.namespace);
     api.create(&PostParams::default(), &ingress).await.expect("the user's Ingress")
 }
 
 /// Fails unless the user's Ingress is as it was created.
-async fn untouched(member: &Client, theirs: &Ingress) {
-    let now = ingress_of(member, &theirs.name_any()).await.expect("the user's Ingress stays");
+async fn untouched(member: &Client, scope: Scope, theirs: &Ingress) {
+    let now = ingress_of(member, scope, &theirs.name_any()).await.expect("the user's Ingress stays");
     assert_eq!(now.metadata.resource_version, theirs.metadata.resource_version, "{} untouched", theirs.name_any());
     assert!(!now.labels().contains_key(LABEL_LBTICKET));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &payments_lb()).await.expect("lb");
-    let own = users_ingress(&w.member, "own").await;
-    let legacy = users_ingress(&w.member, "legacy").await;
-    w.tickets.create(&PostParams::default(), &ingress_ticket("pay", &[])).await.expect("ticket");
+    crate::user::own_namespace(&lbdesk, "project-a", PAY.namespace).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(PAY.lb, "20.64.0.0/24", &[])).await.expect("lb");
+    let own = users_ingress(&w.member, PAY, "own").await;
+    let legacy = users_ingress(&w.member, PAY, "legacy").await;
+    w.tickets.create(&PostParams::default(), &ingress_ticket(PAY, "pay", &[])).await.expect("ticket");
     wait_phase(&w.tickets, "pay", Phase::Enabled).await;
     let veip = veip(&w.tickets, "pay").await;
 
     // An F5 Ingress on the Enabled ticket: the Ingress, its CIS annotations, class and label.
     let shop = f5("shop", "/", "web-v1");
     set_ingresses(&w.tickets, "pay", std::slice::from_ref(&shop)).await;
-    until("the Ingress", 10, || async { ingress_of(&w.member, "shop").await.is_some() }).await;
-    let found = ingress_of(&w.member, "shop").await.expect("the Ingress");
+    until("the Ingress", 10, || async { ingress_of(&w.member, PAY, "shop").await.is_some() }).await;
+    let found = ingress_of(&w.member, PAY, "shop").await.expect("the Ingress");
     for (key, value) in [
         ("virtual-server.f5.com/ip", veip.as_str()),
-        ("virtual-server.f5.com/partition", "payments_ingress"),
+        ("virtual-server.f5.com/partition", "pay_ingress"),
         ("kubernetes.io/ingress.class", "f5"),
     ] {
         assert_eq!(found.annotations().get(key).map(String::as_str), Some(value), "{key}");
     }
     assert_eq!(found.labels().get(LABEL_LBTICKET).map(String::as_str), Some("pay"));
     assert_eq!(found.spec.as_ref().and_then(|s| s.ingress_class_name.as_deref()), Some("f5"));
-    assert!(carries(&w.member, "pay", &shop, &veip).await);
+    assert!(carries(&w.member, PAY, "pay", &shop, &veip).await);
     until("the ticket to say its generation is written", 10, || written(&w.tickets, "pay")).await;
     // What CIS will post (issue #24): the Ingress's namespace is watched (labelled though it
     // holds no listener), its virtual server and pool are there, the pool has members.
     let cis = crate::cis::readme_args(&BTreeMap::from([("zone".to_string(), "f5".to_string())]));
     until("CIS to post the F5 Ingress with its members", 10, || async {
-        crate::cis::carries_ingress(&crate::cis::posted(&w.member, &cis).await, "payments_ingress", &veip)
+        crate::cis::carries_ingress(&crate::cis::posted(&w.member, &cis).await, "pay_ingress", &veip)
     })
     .await;
 
@@ -139,11 +148,11 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     let (moved, cart) = (f5("shop", "/v2", "web-v1"), f5("cart", "/cart", "web-v2"));
     set_ingresses(&w.tickets, "pay", &[moved.clone(), cart.clone()]).await;
     until("the edit and the second Ingress", 10, || async {
-        carries(&w.member, "pay", &moved, &veip).await && carries(&w.member, "pay", &cart, &veip).await
+        carries(&w.member, PAY, "pay", &moved, &veip).await && carries(&w.member, PAY, "pay", &cart, &veip).await
     })
     .await;
     set_ingresses(&w.tickets, "pay", std::slice::from_ref(&cart)).await;
-    until("the removed F5 Ingress's Ingress deleted", 10, || async { ours(&w.member).await == ["team-a/cart"] }).await;
+    until("the removed F5 Ingress's Ingress deleted", 10, || async { ours(&w.member).await == ["pay/cart"] }).await;
 
     // A name a user's Ingress has: theirs is left alone, and the ticket says why.
     set_ingresses(&w.tickets, "pay", &[cart.clone(), f5("legacy", "/old", "api")]).await;
@@ -151,7 +160,7 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
         report(&w.tickets, "pay").await.is_some_and(|(ok, why)| ok == "False" && why.contains("not lbdesk's"))
     })
     .await;
-    untouched(&w.member, &legacy).await;
+    untouched(&w.member, PAY, &legacy).await;
     set_ingresses(&w.tickets, "pay", std::slice::from_ref(&cart)).await;
     until("the refusal cleared", 10, || written(&w.tickets, "pay")).await;
 
@@ -163,7 +172,7 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     set_state(&w.tickets, "pay", "Active").await;
     wait_phase(&w.tickets, "pay", Phase::Enabled).await;
     set_ingresses(&w.tickets, "pay", std::slice::from_ref(&cart)).await;
-    until("restored", 10, || carries(&w.member, "pay", &cart, &veip)).await;
+    until("restored", 10, || carries(&w.member, PAY, "pay", &cart, &veip)).await;
 
     // Deleted: nothing of it stays; the user's Ingresses never changed.
     set_ingresses(&w.tickets, "pay", &[]).await;
@@ -173,9 +182,9 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     wait_phase(&w.tickets, "pay", Phase::Deleted).await;
     assert!(ours(&w.member).await.is_empty(), "no Ingress outlives its ticket");
     let posted = crate::cis::posted(&w.member, &cis).await;
-    assert!(!crate::cis::carries_ingress(&posted, "payments_ingress", &veip), "nothing of it is posted");
-    untouched(&w.member, &own).await;
-    untouched(&w.member, &legacy).await;
+    assert!(!crate::cis::carries_ingress(&posted, "pay_ingress", &veip), "nothing of it is posted");
+    untouched(&w.member, PAY, &own).await;
+    untouched(&w.member, PAY, &legacy).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,16 +192,16 @@ async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_n
     let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
     let w = world(&lbdesk).await;
     w.lbs.create(&PostParams::default(), &payments_lb()).await.expect("lb");
-    let own = users_ingress(&w.member, "own").await;
+    let own = users_ingress(&w.member, PAYMENTS, "own").await;
     // As `kubectl apply` of a whole ticket: the F5 Ingress is written once Enabled.
     let shop = f5("shop", "/", "web-v1");
     w.tickets
-        .create(&PostParams::default(), &ingress_ticket("pay", std::slice::from_ref(&shop)))
+        .create(&PostParams::default(), &ingress_ticket(PAYMENTS, "pay", std::slice::from_ref(&shop)))
         .await
         .expect("ticket");
     wait_phase(&w.tickets, "pay", Phase::Enabled).await;
     let veip = veip(&w.tickets, "pay").await;
-    until("the Ingress", 10, || carries(&w.member, "pay", &shop, &veip)).await;
+    until("the Ingress", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
     until("the report", 10, || written(&w.tickets, "pay")).await;
     let tickets = w.tickets.list(&Default::default()).await.expect("tickets").items.len();
     after_rounds(&lbdesk, tickets, 2).await;
@@ -202,7 +211,7 @@ async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_n
 
     // A hand edit of what CIS reads is undone, of the annotations as of the spec; what lbdesk
     // does not own is kept.
-    let api = Api::<Ingress>::namespaced(w.member.clone(), "team-a");
+    let api = Api::<Ingress>::namespaced(w.member.clone(), PAYMENTS.namespace);
     let annotations = json!({"metadata": {"annotations": {
         "virtual-server.f5.com/ip": "20.1.0.250",
         "virtual-server.f5.com/waf": "/Common/policy",
@@ -210,8 +219,8 @@ async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_n
     }}});
     api.patch("shop", &PatchParams::default(), &Patch::Merge(annotations)).await.expect("edit by hand");
     until("the annotations repaired", 10, || async {
-        let found = ingress_of(&w.member, "shop").await;
-        carries(&w.member, "pay", &shop, &veip).await
+        let found = ingress_of(&w.member, PAYMENTS, "shop").await;
+        carries(&w.member, PAYMENTS, "pay", &shop, &veip).await
             && found.is_some_and(|i| {
                 !i.annotations().contains_key("virtual-server.f5.com/waf")
                     && i.annotations().get("team.example.com/note").map(String::as_str) == Some("kept")
@@ -222,10 +231,10 @@ async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_n
         {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 8080}}}}
     ]}}]}});
     api.patch("shop", &PatchParams::default(), &Patch::Merge(rules)).await.expect("edit by hand");
-    until("the rules repaired", 10, || carries(&w.member, "pay", &shop, &veip)).await;
+    until("the rules repaired", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
     api.delete("shop", &DeleteParams::default()).await.expect("delete by hand");
-    until("the deleted Ingress back", 10, || carries(&w.member, "pay", &shop, &veip)).await;
-    untouched(&w.member, &own).await;
+    until("the deleted Ingress back", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
+    untouched(&w.member, PAYMENTS, &own).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,7 +244,7 @@ async fn a_ticket_that_stops_being_live_loses_its_ingresses_and_a_real_delete_le
     w.lbs.create(&PostParams::default(), &payments_lb()).await.expect("lb");
     let (shop, cart) = (f5("shop", "/", "web-v1"), f5("cart", "/cart", "web-v2"));
     w.tickets
-        .create(&PostParams::default(), &ingress_ticket("pay", &[shop.clone(), cart.clone()]))
+        .create(&PostParams::default(), &ingress_ticket(PAYMENTS, "pay", &[shop.clone(), cart.clone()]))
         .await
         .expect("ticket");
 
@@ -247,8 +256,10 @@ async fn a_ticket_that_stops_being_live_loses_its_ingresses_and_a_real_delete_le
     assert_eq!(ours(&w.member).await.len(), 1, "halted after one of the two");
     let second = start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
     let veip = veip(&w.tickets, "pay").await;
-    let both =
-        || async { carries(&w.member, "pay", &shop, &veip).await && carries(&w.member, "pay", &cart, &veip).await };
+    let both = || async {
+        carries(&w.member, PAYMENTS, "pay", &shop, &veip).await
+            && carries(&w.member, PAYMENTS, "pay", &cart, &veip).await
+    };
     until("both Ingresses", 10, both).await;
     until("the report", 10, || written(&w.tickets, "pay")).await;
 

@@ -48,8 +48,8 @@ fn loadbalancer(ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
     lb
 }
 
-/// Shared by the tests whose load balancer and requests are their own (`own_loadbalancer`,
-/// `ticket_on`) and which assert nothing of the whole server. The others start their own: they
+/// Shared by the tests whose load balancer, requests and namespace are their own
+/// (`own_loadbalancer`, `ticket_on`, a `Scope`) and which assert nothing of the whole server. The others start their own: they
 /// run reconcilers of their own (a crash, a stop, an upgrade), or judge every write to the
 /// clusters, the reconciler's counters or every call to the driver.
 static LBDESK: Shared = Shared::with(options, false);
