@@ -2,10 +2,17 @@
 //!
 //! A test that needs nothing of its own does not start lbdesk again (migrations, demo seed, TLS
 //! API, reconciler): a module's tests share one, each with names of its own (requests,
-//! listeners, namespaces), so none sees another's objects. Tests that need a fresh server keep
-//! their own (`helpers::spawn_lbdesk`): restarts, crashes, HA, upgrades, and tests that change
-//! what every test relies on (lbdesk's options, the simulators' behaviour, the demo accounts'
-//! passwords and sessions, the sign-in throttle).
+//! listeners, namespaces, load balancers and their AS3 tenants, projects and tenants
+//! (`user::own_tenant`), client addresses for the sign-in throttle), so none sees another's
+//! objects. Tests that need a fresh server keep their own (`helpers::spawn_lbdesk`):
+//! - restarts, crashes, HA and upgrades;
+//! - a server configured otherwise: options no other test of the module takes, a directory
+//!   server of the test's own;
+//! - a change to what every test of the server relies on: the BIG-IP simulator refusing a
+//!   tenant, failing every read or checking other credentials; the driver failing; a reset of
+//!   every demo account's password;
+//! - an assertion about the whole server: every write to a cluster, the reconciler's counters
+//!   and reconcilers of the test's own, every call to the driver, every row of every table.
 //!
 //! A shared lbdesk runs on a runtime of its own that outlives every test (a test's runtime ends
 //! with the test), until the test binary exits. A panic on that runtime fails each test holding
