@@ -91,7 +91,10 @@ async fn carries(member: &Client, scope: Scope, ticket: &str, f5: &F5Ingress, ve
 async fn users_ingress(member: &Client, scope: Scope, name: &str) -> Ingress {
     let ingress: Ingress = serde_json::from_value(json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-        "metadata": {"name": name, "namespace": scope.namespace, "annotations": {"virtual-server.f5.com/ip": "20.1.0.99"}},
+        "metadata": {
+            "name": name, "namespace": scope.namespace,
+            "annotations": {"virtual-server.f5.com/ip": "20.1.0.99"},
+        },
         "spec": {"ingressClassName": "f5", "rules": [{"host": "own.example.com", "http": {"paths": [
             {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api-canary", "port": {"number": 8080}}}}
         ]}}]}

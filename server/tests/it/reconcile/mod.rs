@@ -49,9 +49,10 @@ fn loadbalancer(ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
 }
 
 /// Shared by the tests whose load balancer, requests and namespace are their own
-/// (`own_loadbalancer`, `ticket_on`, a `Scope`) and which assert nothing of the whole server. The others start their own: they
-/// run reconcilers of their own (a crash, a stop, an upgrade), or judge every write to the
-/// clusters, the reconciler's counters or every call to the driver.
+/// (`own_loadbalancer`, `ticket_on`, a `Scope`) and which assert nothing of the whole server.
+/// The others start their own: they run reconcilers of their own (a crash, a stop, an
+/// upgrade), or judge every write to the clusters, the reconciler's counters or every call to
+/// the driver.
 static LBDESK: Shared = Shared::with(options, false);
 
 /// A load balancer `name` like `demo` but its own: its VE range `ve_cidr`, LTM URL and AS3
