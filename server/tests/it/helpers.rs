@@ -383,6 +383,19 @@ pub fn lb_form(name: &str) -> app::screens::loadbalancers::LbForm {
     }
 }
 
+/// A load balancer `name` like `lb_form`'s but a test's own: its LTM URL (which no two load
+/// balancers share), AS3 tenant (`name`) and ranges (`10.n.0.0/24`, `20.n.0.0/24`), so that a
+/// test sharing its module's lbdesk may change, fill or delete it.
+pub fn own_lb(name: &str, n: u8) -> app::screens::loadbalancers::LbForm {
+    app::screens::loadbalancers::LbForm {
+        ltm_url: format!("http://100.1.{n}.1/api"),
+        ltm_cidr: format!("10.{n}.0.0/24"),
+        ve_cidr: format!("20.{n}.0.0/24"),
+        partition: name.into(),
+        ..lb_form(name)
+    }
+}
+
 /// A browser session of demo user `name` (password `<name>-demo`), signed in.
 pub async fn signed_in(lbdesk: &Lbdesk, name: &str) -> reqwest::Client {
     signed_in_at(&lbdesk.url, name).await

@@ -24,7 +24,7 @@ use kube::api::{DeleteParams, PostParams};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, lb_form, until};
+use crate::helpers::{Backend, Lbdesk, own_lb, until};
 use crate::shared::{Lease, Shared};
 use crate::user::{User, ok, own_namespace, own_tenant, refused, save_lb, ticket, ticket_form, wait_phase};
 
@@ -68,14 +68,11 @@ impl Two {
     /// Registers the load balancer `<tag>` of VE range `ve_cidr` (a /24 or smaller of 20.x),
     /// its own LTM URL and range, AS3 tenant and namespace label.
     async fn lb(&self, ve_cidr: &str) {
-        let octet = ve_cidr.split('.').nth(1).expect("a range of 20.x");
+        let octet = ve_cidr.split('.').nth(1).and_then(|o| o.parse().ok()).expect("a range of 20.x");
         let form = app::screens::loadbalancers::LbForm {
-            ltm_url: format!("http://100.2.{octet}.1/api"),
             ve_cidr: ve_cidr.into(),
-            ltm_cidr: format!("10.{octet}.0.0/24"),
-            partition: self.tag.into(),
             nsselector: vec![("zone".into(), self.tag.into())],
-            ..lb_form(self.tag)
+            ..own_lb(self.tag, octet)
         };
         ok::<String>(save_lb(&self.admin, &form).await).await;
     }

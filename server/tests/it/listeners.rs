@@ -12,7 +12,6 @@ use app::domain::crd::{
 };
 use app::error::AppError;
 use app::screens::listeners::{AddressListeners, ListenerChoices, ListenerDetail, ListenerForm};
-use app::screens::loadbalancers::LbForm;
 use app::screens::tickets::TicketForm;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
@@ -20,7 +19,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{Backend, Lbdesk, lb_form, until};
+use crate::helpers::{Backend, Lbdesk, own_lb, until};
 use crate::on_sqlite;
 use crate::shared::{Lease, Shared};
 use crate::user::{User, ok, own_namespace, refused, save_lb, ticket_form, wait_phase};
@@ -282,16 +281,9 @@ async fn a_preview_shows_nothing_of_another_project_sharing_the_tenant() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     // A load balancer of the test's own: its AS3 tenant `preview`, in a ConfigMap of its own.
     let admin = User::sign_in(&lbdesk, "admin").await;
-    let lb = LbForm {
-        ltm_url: "http://100.1.16.1/api".into(),
-        ltm_cidr: "10.16.0.0/24".into(),
-        ve_cidr: "20.16.0.0/24".into(),
-        partition: TENANT.into(),
-        ..lb_form("preview")
-    };
-    ok::<String>(save_lb(&admin, &lb).await).await;
+    ok::<String>(save_lb(&admin, &own_lb(TENANT, 16)).await).await;
     let on_preview =
-        |name: &str, namespace: &str| TicketForm { loadbalancer: "preview".into(), ..ticket_form(name, namespace, "") };
+        |name: &str, namespace: &str| TicketForm { loadbalancer: TENANT.into(), ..ticket_form(name, namespace, "") };
     let alice = address_as(&lbdesk, on_preview("previewed", "preview")).await;
     // bob (project-b) has a listener on the same load balancer, so in the same AS3 tenant.
     let bob = User::sign_in(&lbdesk, "bob").await;

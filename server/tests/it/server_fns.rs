@@ -11,7 +11,7 @@ use kube::api::{Patch, PatchParams};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{Backend, lb_form, until};
+use crate::helpers::{Backend, lb_form, own_lb, until};
 use crate::shared::Shared;
 use crate::user::{User, ok, refused, save_lb, ticket, ticket_form, wait_phase};
 use crate::{on_both_databases, on_sqlite};
@@ -19,18 +19,6 @@ use crate::{on_both_databases, on_sqlite};
 /// Shared by the tests here: a test that deletes a load balancer or counts the requests on it
 /// registers one of its own (`own_lb`), as the others rely on `demo`.
 static LBDESK: Shared = Shared::with_demo_lb();
-
-/// The load balancer `name` of a test's own: its LTM URL (which no two load balancers share),
-/// AS3 tenant and ranges all its own, on the range's third octet `n`.
-fn own_lb(name: &str, n: u8) -> LbForm {
-    LbForm {
-        ltm_url: format!("http://100.1.{n}.1/api"),
-        ltm_cidr: format!("10.{n}.0.0/24"),
-        ve_cidr: format!("20.{n}.0.0/24"),
-        partition: name.into(),
-        ..lb_form(name)
-    }
-}
 
 // NB: the load balancer's credentials are kept in the store's Secrets: on both databases.
 on_both_databases!(

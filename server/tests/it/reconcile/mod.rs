@@ -7,7 +7,7 @@ use std::time::Duration;
 use app::domain::crd::{
     BondState, Lbaddress, Lbrule, Lbticket, LbticketSpec, Listener, Loadbalancer, Phase, Protocol, ServiceRef, Session,
 };
-use app::domain::ipam::{Side, queue};
+use app::domain::ipam::Side;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -48,42 +48,36 @@ fn loadbalancer(ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
     lb
 }
 
-/// Shared by the tests whose load balancer, requests and namespace are their own
-/// (`own_loadbalancer`, `ticket_on`, a `Scope`) and which assert nothing of the whole server.
+/// Shared by the tests whose load balancer, requests and namespace are their own (a `Scope`,
+/// `own_loadbalancer`, `ticket_in`) and which assert nothing of the whole server.
 /// The others start their own: they run reconcilers of their own (a crash, a stop, an
 /// upgrade), or judge every write to the clusters, the reconciler's counters or every call to
 /// the driver.
 static LBDESK: Shared = Shared::with(options, false);
 
-/// A load balancer `name` like `demo` but its own: its VE range `ve_cidr`, LTM URL and AS3
-/// tenant (`name`). NB: its namespace selector is demo's, as CIS's namespace takes one value
-/// of the label (`a_namespace_label_two_load_balancers_want_two_ways_never_flips`).
-fn own_loadbalancer(name: &str, ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
+/// A load balancer like `demo` but of `scope`: its name, VE range `ve_cidr`, LTM URL and AS3
+/// tenant its own. NB: its namespace selector is demo's, as CIS's namespace takes one value of
+/// the label (`a_namespace_label_two_load_balancers_want_two_ways_never_flips`).
+fn own_loadbalancer(scope: Scope, ve_cidr: &str, reserved: &[&str]) -> Loadbalancer {
     let mut lb = loadbalancer(ve_cidr, reserved);
-    lb.metadata.name = Some(name.into());
-    lb.spec.partition = Some(name.into());
-    lb.spec.ltm.url = format!("http://100.1.1.1/{name}");
+    lb.metadata.name = Some(scope.lb.into());
+    lb.spec.partition = Some(scope.tenant.into());
+    lb.spec.ltm.url = format!("http://100.1.1.1/{}", scope.lb);
     lb
-}
-
-/// A ticket like `ticket`'s, on the load balancer `lb`.
-fn ticket_on(lb: &str, name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
-    let mut t = ticket(name, veip, with_listener);
-    t.spec.loadbalancer = lb.into();
-    t
 }
 
 /// A ticket like `ticket`'s, on the load balancer of `scope` in its namespace.
 fn ticket_in(scope: Scope, name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
-    let mut t = ticket_on(scope.lb, name, veip, with_listener);
+    let mut t = ticket(name, veip, with_listener);
+    t.spec.loadbalancer = scope.lb.into();
     t.spec.namespace = scope.namespace.into();
     t
 }
 
-/// The tickets on the load balancer `lb`.
-async fn tickets_on(tickets: &Api<Lbticket>, lb: &str) -> Vec<Lbticket> {
+/// The tickets on the load balancer of `scope`.
+async fn tickets_in(tickets: &Api<Lbticket>, scope: Scope) -> Vec<Lbticket> {
     let all = tickets.list(&ListParams::default()).await.expect("list").items;
-    all.into_iter().filter(|t| t.spec.loadbalancer == lb).collect()
+    all.into_iter().filter(|t| t.spec.loadbalancer == scope.lb).collect()
 }
 
 fn ticket(name: &str, veip: Option<&str>, with_listener: bool) -> Lbticket {
@@ -250,7 +244,7 @@ async fn a_ticket_goes_through_its_whole_life() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
     crate::user::own_namespace(&lbdesk, "project-a", LIFE.namespace).await;
-    w.lbs.create(&PostParams::default(), &own_loadbalancer(LIFE.lb, "20.1.0.0/24", &[])).await.expect("lb");
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(LIFE, "20.1.0.0/24", &[])).await.expect("lb");
 
     // A refused policy: Failed with the driver's message; the edit that fixes it reaches Enabled.
     w.tickets.create(&PostParams::default(), &ticket_in(LIFE, "life", Some("20.1.0.200"), true)).await.expect("ticket");
@@ -355,52 +349,6 @@ async fn a_ticket_goes_through_its_whole_life() {
     assert!(w.tickets.get("life").await.is_ok(), "the ticket stays as a record");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
-    let lbdesk = LBDESK.get(Backend::Sqlite).await;
-    let w = world(&lbdesk).await;
-    // A /28 has 14 usable addresses; 4 reserved leave 10.
-    let reserved = ["20.61.0.1", "20.61.0.2", "20.61.0.3", "20.61.0.4"];
-    w.lbs.create(&PostParams::default(), &own_loadbalancer("tenfree", "20.61.0.0/28", &reserved)).await.expect("lb");
-    let mut creations = Vec::new();
-    for i in 0..100 {
-        let api = w.tickets.clone();
-        creations.push(tokio::spawn(async move {
-            api.create(&PostParams::default(), &ticket_on("tenfree", &format!("ten-{i:03}"), None, false)).await
-        }));
-    }
-    for c in creations {
-        c.await.expect("task").expect("create");
-    }
-    // The other 90 wait for an address (issue #26): not Failed, and no policy asked for them.
-    let enabled = |t: &Lbticket| t.status.as_ref().is_some_and(|s| s.phase == Phase::Enabled);
-    until("every ticket settled", 60, || async {
-        let all = tickets_on(&w.tickets, "tenfree").await;
-        all.len() == 100 && all.iter().all(|t| enabled(t) || queue::waiting(t))
-    })
-    .await;
-    let all = tickets_on(&w.tickets, "tenfree").await;
-    let (enabled, waiting): (Vec<&Lbticket>, Vec<&Lbticket>) = all.iter().partition(|t| enabled(t));
-    assert_eq!((enabled.len(), waiting.len()), (10, 90));
-    assert!(
-        waiting.iter().all(|t| t.status.as_ref().is_some_and(|s| s.message.starts_with("Waiting for a free address"))),
-        "{:?}",
-        waiting[0].status
-    );
-    let asked: BTreeSet<String> =
-        lbdesk.simulator.calls().into_iter().map(|c| c.ticket).filter(|t| t.starts_with("ten-")).collect();
-    assert_eq!(asked.len(), 10, "the network policy is asked for the ten holding a pair only");
-    let addresses: BTreeSet<String> =
-        enabled.iter().filter_map(|t| t.status.as_ref().and_then(|s| s.veip.clone())).collect();
-    assert_eq!(addresses.len(), 10, "no address handed out twice");
-    let recorded = pairs(&w.lbs, "tenfree").await;
-    assert_eq!(recorded.len(), 10, "the address objects are exact");
-    let owners: BTreeSet<String> = recorded.iter().map(|p| p.0.clone()).collect();
-    let winners: BTreeSet<String> = enabled.iter().map(|t| t.name_any()).collect();
-    assert_eq!(owners, winners);
-    assert!(recorded.iter().all(|p| p.3 == BondState::Bond));
-}
-
 /// Everything the end state is judged on.
 async fn versions(w: &World) -> (String, String) {
     let a = Api::<Namespace>::all(w.mgmt.clone()).list(&ListParams::default().limit(1)).await.expect("list");
@@ -454,7 +402,7 @@ async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
     crate::user::own_namespace(&lbdesk, "project-a", KEPT.namespace).await;
-    let mut lb = own_loadbalancer(KEPT.lb, "20.63.0.0/24", &[]);
+    let mut lb = own_loadbalancer(KEPT, "20.63.0.0/24", &[]);
     lb.metadata.labels = Some([(app::domain::crd::LABEL_DO_NOT_DELETE.to_string(), "true".to_string())].into());
     w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
     w.tickets.create(&PostParams::default(), &ticket_in(KEPT, "kept", None, true)).await.expect("ticket");
