@@ -42,6 +42,10 @@ pub struct Behaviour {
     pub reject_tenants: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// The tenants the fault is limited to, as when one BIG-IP of several fails: a request
+    /// naming none of them (or none at all) is served. Empty: every request gets the fault.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_tenants: Vec<String>,
 }
 
 impl Behaviour {
@@ -83,6 +87,13 @@ fn refusals(name: &str, tenant: &Value) -> Vec<String> {
     if servers.is_empty() { vec![format!("/{name}: {WHY}")] } else { servers }
 }
 
+/// The tenants an AS3 request declares.
+fn tenants_of(request: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    let adc = request.get("declaration").unwrap_or(request);
+    let items = adc.as_object().into_iter().flatten();
+    items.filter(|(_, v)| v.get("class").and_then(Value::as_str) == Some("Tenant"))
+}
+
 /// AS3's answer to an invalid declaration.
 fn invalid(errors: Vec<String>) -> Response {
     let body = json!({"code": 422, "message": "declaration is invalid", "errors": errors});
@@ -103,8 +114,15 @@ impl Simulator {
         self.lock().behaviour = behaviour;
     }
 
-    /// The fault or refusal a request gets before it is served, if any.
-    async fn gate(&self, headers: &HeaderMap) -> Option<Response> {
+    /// Changes the behaviour in place: of several callers each changing its own part (a member
+    /// or a tenant of its own), none undoes another's.
+    pub fn change_behaviour(&self, change: impl FnOnce(&mut Behaviour)) {
+        change(&mut self.lock().behaviour);
+    }
+
+    /// The fault or refusal a request about `tenants` (none: about BIG-IP as a whole) gets
+    /// before it is served, if any.
+    async fn gate(&self, headers: &HeaderMap, tenants: &[&str]) -> Option<Response> {
         let behaviour = self.lock().behaviour.clone();
         if let (Some(user), Some(password)) = (&behaviour.username, &behaviour.password) {
             let expected =
@@ -114,6 +132,10 @@ impl Simulator {
                 return Some((StatusCode::UNAUTHORIZED, Json(body)).into_response());
             }
         }
+        let limited = &behaviour.fault_tenants;
+        if !limited.is_empty() && !tenants.iter().any(|t| limited.iter().any(|l| l == t)) {
+            return None;
+        }
         Some(behaviour.fault?.answer().await)
     }
 
@@ -121,13 +143,7 @@ impl Simulator {
     /// empty); one task per tenant.
     fn declare(&self, request: &Value) -> Response {
         let adc = request.get("declaration").unwrap_or(request);
-        let tenants: Map<String, Value> = adc
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(_, v)| v.get("class").and_then(Value::as_str) == Some("Tenant"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let tenants: Map<String, Value> = tenants_of(request).map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut inner = self.lock();
         let refused: Option<Vec<String>> = match validate_as_cis(request) {
             Err(errors) => Some(vec![errors]),
@@ -219,15 +235,22 @@ impl Simulator {
 
     /// The routes of iControl REST it serves, and of the test controls.
     pub fn router(&self) -> Router {
-        async fn gated(s: &Simulator, headers: &HeaderMap, serve: impl FnOnce() -> Response) -> Response {
-            match s.gate(headers).await {
+        async fn gated(
+            s: &Simulator,
+            headers: &HeaderMap,
+            about: &[&str],
+            serve: impl FnOnce() -> Response,
+        ) -> Response {
+            match s.gate(headers, about).await {
                 Some(refusal) => refusal,
                 None => serve(),
             }
         }
         let declare = |State(s): State<Simulator>, headers: HeaderMap, body: axum::body::Bytes| async move {
-            gated(&s, &headers, || match serde_json::from_slice::<Value>(&body) {
-                Ok(request) => s.declare(&request),
+            let request = serde_json::from_slice::<Value>(&body);
+            let about: Vec<&str> = request.iter().flat_map(tenants_of).map(|(t, _)| t.as_str()).collect();
+            gated(&s, &headers, &about, || match &request {
+                Ok(request) => s.declare(request),
                 Err(e) => invalid(vec![format!("the body is not JSON: {e}")]),
             })
             .await
@@ -236,7 +259,7 @@ impl Simulator {
             .route(
                 "/mgmt/shared/appsvcs/info",
                 get(|State(s): State<Simulator>, headers: HeaderMap| async move {
-                    gated(&s, &headers, || {
+                    gated(&s, &headers, &[], || {
                         Json(json!({"version": "3.52.0", "release": "5", "schemaCurrent": "3.52.0"})).into_response()
                     })
                     .await
@@ -246,20 +269,22 @@ impl Simulator {
             .route(
                 "/mgmt/shared/appsvcs/declare/{tenant}",
                 get(|State(s): State<Simulator>, headers: HeaderMap, Path(tenant): Path<String>| async move {
-                    gated(&s, &headers, || s.declaration(&tenant)).await
+                    gated(&s, &headers, &[&tenant], || s.declaration(&tenant)).await
                 })
                 .post(declare),
             )
             .route(
                 "/mgmt/shared/appsvcs/task",
                 get(|State(s): State<Simulator>, headers: HeaderMap| async move {
-                    gated(&s, &headers, || Json(json!({"items": s.lock().tasks.clone()})).into_response()).await
+                    let tasks = || Json(json!({"items": s.lock().tasks.clone()})).into_response();
+                    gated(&s, &headers, &[], tasks).await
                 }),
             )
             .route(
                 "/mgmt/tm/ltm/pool/{path}/members/stats",
                 get(|State(s): State<Simulator>, headers: HeaderMap, Path(path): Path<String>| async move {
-                    gated(&s, &headers, || s.members(&path)).await
+                    let tenant = path.trim_start_matches('~').split('~').next().unwrap_or_default();
+                    gated(&s, &headers, &[tenant], || s.members(&path)).await
                 }),
             )
             .route(

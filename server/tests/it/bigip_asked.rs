@@ -9,21 +9,32 @@ use app::error::AppError;
 use app::screens::listeners::ListenerForm;
 use reqwest::StatusCode;
 use serde_json::json;
-use server::bigip::sim::Behaviour;
+use server::bigip::sim::Fault;
 use server::demo::loadbalancer::NAME;
 
-use crate::helpers::{Backend, Lbdesk, Options, lb_form, spawn_lbdesk_with, until};
-use crate::user::{User, ok, save_lb, ticket_form, wait_phase};
+use crate::helpers::{Backend, Lbdesk, Options, own_lb, until};
+use crate::shared::Shared;
+use crate::user::{User, ok, own_namespace, own_tenant, save_lb, ticket_form, wait_phase};
 
-/// Alice's request `name` on load balancer `lb` with the listener `web` on port 80 to `service`.
-async fn placed(alice: &User, lb: &str, name: &str, service: &str) {
-    let form = app::screens::tickets::TicketForm { loadbalancer: lb.into(), ..ticket_form(name, "team-a", "") };
-    ok::<String>(alice.json("ticket/save", json!({"form": form})).await).await;
-    wait_phase(alice, name, Phase::Enabled).await;
+/// Shared by the tests here, with an hour between reads: only an asked read can show what
+/// changes on BIG-IP. Each changes only its own part of BIG-IP's behaviour: a member of its
+/// own down, its own tenant failing.
+static LBDESK: Shared = Shared::with(|| Options { bigip_poll_seconds: 3600, ..Default::default() }, false);
+
+/// `user`'s request `name` in `namespace` of `cluster`, on load balancer `lb`, with the
+/// listener `web` on port 80 to `service`.
+async fn placed(user: &User, (lb, cluster, namespace): (&str, &str, &str), name: &str, service: &str) {
+    let form = app::screens::tickets::TicketForm {
+        loadbalancer: lb.into(),
+        cluster: cluster.into(),
+        ..ticket_form(name, namespace, "")
+    };
+    ok::<String>(user.json("ticket/save", json!({"form": form})).await).await;
+    wait_phase(user, name, Phase::Enabled).await;
     let web = ServiceRef { service: service.into(), port: 8080, weight: 100 };
     let listener =
         ListenerForm { ticket: name.into(), name: "web".into(), port: 80, services: vec![web], ..Default::default() };
-    ok::<String>(alice.json("listener/save", json!({"form": listener})).await).await;
+    ok::<String>(user.json("listener/save", json!({"form": listener})).await).await;
 }
 
 async fn bigip_of(lbdesk: &Lbdesk, name: &str) -> Option<BigipStatus> {
@@ -47,10 +58,9 @@ async fn ask(user: &User, ticket: &str, referer: &str) -> reqwest::Response {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_asked_from_a_page_is_answered_at_once_and_only_for_a_reader_of_the_request() {
-    // An hour between reads: only an asked read can show what changes on BIG-IP.
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { bigip_poll_seconds: 3600, ..Default::default() }).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
-    placed(&alice, NAME, "shop", "web-v1").await;
+    placed(&alice, (NAME, "acp-region01", "team-a"), "shop", "web-v1").await;
     let page = format!("{}/listeners/shop/web", lbdesk.url);
     // The first read comes once the listener is placed, maybe before the simulated CIS posted
     // it; asked again, it is read live.
@@ -62,7 +72,7 @@ async fn a_read_asked_from_a_page_is_answered_at_once_and_only_for_a_reader_of_t
 
     let (sim, _) = &lbdesk.bigip;
     let members = bigip_of(&lbdesk, "shop").await.and_then(|b| b.listeners.first().cloned()).expect("read back");
-    sim.set_behaviour(Behaviour { members_down: vec![members.members[0].address.clone()], ..Default::default() });
+    sim.change_behaviour(|b| b.members_down.push(members.members[0].address.clone()));
     let res = ask(&alice, "shop", &page).await;
     assert_eq!(res.status(), StatusCode::FOUND, "the plain form is sent back to its page");
     let back = res.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or_default();
@@ -96,35 +106,44 @@ async fn a_read_asked_from_a_page_is_answered_at_once_and_only_for_a_reader_of_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_load_balancer_whose_bigip_cannot_be_read_marks_only_its_own_requests() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let admin = User::sign_in(&lbdesk, "admin").await;
-    // A second load balancer, its own tenant and ranges, whose credentials are its own.
+    // A second load balancer, its own tenant and ranges, on acp-region02: the simulated CIS
+    // posts a cluster's tenants together, and this one's BIG-IP is about to fail.
     let form = app::screens::loadbalancers::LbForm {
-        ve_cidr: "20.3.0.0/24".into(),
-        ltm_cidr: "10.3.0.0/24".into(),
-        partition: "other".into(),
+        cluster: "acp-region02".into(),
         nsselector: vec![],
-        ..lb_form("other")
+        ..own_lb("other", 22)
     };
     ok::<String>(save_lb(&admin, &form).await).await;
+    // Alice's on the demo load balancer (on a Service the other test here leaves alone), and
+    // one of a tenant of its own on the other.
     let alice = User::sign_in(&lbdesk, "alice").await;
-    placed(&alice, NAME, "shop", "web-v1").await;
-    placed(&alice, "other", "side", "web-v2").await;
+    placed(&alice, (NAME, "acp-region01", "team-a"), "kept", "web-v2").await;
+    let carol = own_tenant(&lbdesk, "asked-carol", "asked-p").await;
+    own_namespace(&lbdesk, "acp-region02", "asked-p", "asked-b").await;
+    placed(&carol, ("other", "acp-region02", "asked-b"), "side", "web-v2").await;
+    let page = format!("{}/listeners", lbdesk.url);
     until("both requests read back", 30, || async {
-        live_up(&lbdesk, "shop").await == Some(2) && bigip_of(&lbdesk, "side").await.is_some()
+        ask(&alice, "kept", &page).await;
+        ask(&carol, "side", &page).await;
+        live_up(&lbdesk, "kept").await == Some(2) && bigip_of(&lbdesk, "side").await.is_some()
     })
     .await;
 
-    // BIG-IP now lets in only the demo load balancer's user: the other's reads are refused.
+    // The other load balancer's BIG-IP now fails every request about its tenant.
     let (sim, _) = &lbdesk.bigip;
-    let demo =
-        Behaviour { username: Some("admin".into()), password: Some("demo-ve-password".into()), ..Default::default() };
-    sim.set_behaviour(demo);
+    sim.change_behaviour(|b| {
+        b.fault = Some(Fault::Unavailable);
+        b.fault_tenants.push("other".into());
+    });
     until("the other load balancer's request marked unreadable", 20, || async {
-        bigip_of(&lbdesk, "side").await.is_some_and(|b| b.unreachable.contains("401"))
+        ask(&carol, "side", &page).await;
+        bigip_of(&lbdesk, "side").await.is_some_and(|b| b.unreachable.contains("503"))
     })
     .await;
-    let shop = bigip_of(&lbdesk, "shop").await.expect("read back");
-    assert_eq!(shop.unreachable, "", "the demo load balancer's BIG-IP was read: {shop:?}");
-    assert_eq!(live_up(&lbdesk, "shop").await, Some(2), "{shop:?}");
+    ask(&alice, "kept", &page).await;
+    let kept = bigip_of(&lbdesk, "kept").await.expect("read back");
+    assert_eq!(kept.unreachable, "", "the demo load balancer's BIG-IP was read: {kept:?}");
+    assert_eq!(live_up(&lbdesk, "kept").await, Some(2), "{kept:?}");
 }

@@ -154,7 +154,7 @@ async fn an_ingress_is_saved_listed_and_carried_by_the_member_cluster(backend: B
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ingress_refusals_reach_their_fields_and_an_address_in_use_stays() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
-    own_namespace(&lbdesk, "project-a", "refusals").await;
+    own_namespace(&lbdesk, "acp-region01", "project-a", "refusals").await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     address(&alice, "counter", "refusals", LbType::Listener).await;
     address(&alice, "door", "refusals", LbType::Ingress).await;

@@ -50,8 +50,8 @@ impl Two {
         let admin = User::sign_in(&lbdesk, "admin").await;
         let alice = own_tenant(&lbdesk, &format!("{tag}-alice"), &format!("{tag}-pa")).await;
         let bob = own_tenant(&lbdesk, &format!("{tag}-bob"), &format!("{tag}-pb")).await;
-        own_namespace(&lbdesk, &format!("{tag}-pa"), &format!("{tag}-a")).await;
-        own_namespace(&lbdesk, &format!("{tag}-pb"), &format!("{tag}-b")).await;
+        own_namespace(&lbdesk, "acp-region01", &format!("{tag}-pa"), &format!("{tag}-a")).await;
+        own_namespace(&lbdesk, "acp-region01", &format!("{tag}-pb"), &format!("{tag}-b")).await;
         Two { lbdesk, tag, admin, alice, bob }
     }
 

@@ -58,7 +58,7 @@ async fn address_on(lbdesk: &Lbdesk, ticket: &str, namespace: &str) -> User {
 
 /// The same, on the load balancer `ticket` names.
 async fn address_as(lbdesk: &Lbdesk, ticket: TicketForm) -> User {
-    own_namespace(lbdesk, "project-a", &ticket.namespace).await;
+    own_namespace(lbdesk, "acp-region01", "project-a", &ticket.namespace).await;
     let alice = User::sign_in(lbdesk, "alice").await;
     let name = ticket.name.clone();
     ok::<String>(alice.json("ticket/save", json!({"form": ticket})).await).await;

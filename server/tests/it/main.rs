@@ -5,6 +5,7 @@ mod api_input;
 mod audit;
 mod bigip;
 mod bigip_asked;
+mod bigip_refusal;
 mod boundary;
 mod cis;
 mod conformance;

@@ -49,7 +49,7 @@ static LBDESK: Shared = Shared::with_demo_lb();
 /// in.
 async fn with_listeners(backend: Backend, ticket: &str) -> (Lease, User) {
     let lbdesk = LBDESK.get(backend).await;
-    own_namespace(&lbdesk, "project-a", ticket).await;
+    own_namespace(&lbdesk, "acp-region01", "project-a", ticket).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     ok::<String>(alice.json("ticket/save", json!({"form": ticket_form(ticket, ticket, "")})).await).await;
     wait_phase(&alice, ticket, Phase::Enabled).await;

@@ -99,13 +99,13 @@ pub async fn own_tenant(lbdesk: &Lbdesk, name: &str, project: &str) -> User {
     User::sign_in(lbdesk, name).await
 }
 
-/// The namespace `name` of acp-region01, in `project`, with the demo Services and their
-/// Endpoints: a test sharing its module's lbdesk works in namespaces of its own, as a Service
-/// serves one listener and a namespace's requests share its CIS applications.
-pub async fn own_namespace(lbdesk: &Lbdesk, project: &str, name: &str) {
+/// The namespace `name` of member cluster `cluster`, in `project`, with the demo Services and
+/// their Endpoints: a test sharing its module's lbdesk works in namespaces of its own, as a
+/// Service serves one listener and a namespace's requests share its CIS applications.
+pub async fn own_namespace(lbdesk: &Lbdesk, cluster: &str, project: &str, name: &str) {
     use k8s_openapi::api::core::v1::{Endpoints, Namespace, Service};
     use kube::Api;
-    let member = lbdesk.client("acp-region01").await;
+    let member = lbdesk.client(cluster).await;
     let create = kube::api::PostParams::default();
     let namespace = serde_json::from_value(json!({"metadata": {"name": name}})).expect("a namespace");
     Api::<Namespace>::all(member.clone()).create(&create, &namespace).await.expect("the namespace");
@@ -122,5 +122,5 @@ pub async fn own_namespace(lbdesk: &Lbdesk, project: &str, name: &str) {
         };
         made.unwrap_or_else(|e| panic!("{resource} {service} in {name}: {e}"));
     }
-    lbdesk.db.assign_namespace(project, "acp-region01", name).await.expect("the namespace joins the project");
+    lbdesk.db.assign_namespace(project, cluster, name).await.expect("the namespace joins the project");
 }

@@ -115,7 +115,7 @@ async fn untouched(member: &Client, scope: Scope, theirs: &Ingress) {
 async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    crate::user::own_namespace(&lbdesk, "project-a", PAY.namespace).await;
+    crate::user::own_namespace(&lbdesk, "acp-region01", "project-a", PAY.namespace).await;
     w.lbs.create(&PostParams::default(), &own_loadbalancer(PAY, "20.64.0.0/24", &[])).await.expect("lb");
     let own = users_ingress(&w.member, PAY, "own").await;
     let legacy = users_ingress(&w.member, PAY, "legacy").await;

@@ -243,7 +243,7 @@ fn options() -> Options {
 async fn a_ticket_goes_through_its_whole_life() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    crate::user::own_namespace(&lbdesk, "project-a", LIFE.namespace).await;
+    crate::user::own_namespace(&lbdesk, "acp-region01", "project-a", LIFE.namespace).await;
     w.lbs.create(&PostParams::default(), &own_loadbalancer(LIFE, "20.1.0.0/24", &[])).await.expect("lb");
 
     // A refused policy: Failed with the driver's message; the edit that fixes it reaches Enabled.
@@ -401,7 +401,7 @@ async fn a_resync_writes_nothing_and_repairs_drift() {
 async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    crate::user::own_namespace(&lbdesk, "project-a", KEPT.namespace).await;
+    crate::user::own_namespace(&lbdesk, "acp-region01", "project-a", KEPT.namespace).await;
     let mut lb = own_loadbalancer(KEPT, "20.63.0.0/24", &[]);
     lb.metadata.labels = Some([(app::domain::crd::LABEL_DO_NOT_DELETE.to_string(), "true".to_string())].into());
     w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
