@@ -37,5 +37,6 @@ mod user;
 mod web;
 mod web_csrf;
 mod web_headers;
+mod web_sessions;
 mod web_signin;
 mod web_tls;

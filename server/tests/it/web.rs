@@ -4,13 +4,12 @@ use app::domain::user::{CurrentUser, Role};
 use app::error::AppError;
 use reqwest::StatusCode;
 
-use crate::helpers::{Backend, Lbdesk, Options, browser, english, spawn_lbdesk, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, browser, english};
 use crate::on_both_databases;
 use crate::shared::Shared;
 
-/// Shared by the tests that change nothing another relies on (the test ending a user's sessions
-/// ends its own user's); a password reset (of every demo account) and other options each get a
-/// fresh lbdesk.
+/// Shared by the tests here; the test ending a user's sessions ends its own user's. A session's
+/// lifetime and idle time, and a reset of every demo password, are in `web_sessions`.
 static LBDESK: Shared = Shared::new();
 
 on_both_databases!(
@@ -20,10 +19,9 @@ on_both_databases!(
     a_tenant_cannot_switch_to_a_project_they_are_not_in,
     after_sign_in_only_a_clean_local_path_is_followed,
     the_web_port_does_not_answer_admission_reviews,
-    a_password_reset_ends_the_sessions_begun_before_it,
 );
 
-async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
+pub(crate) async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: &str) -> reqwest::Response {
     client
         .post(format!("{}/api/login", lbdesk.url))
         .form(&[("username", user), ("password", password), ("next", "/listeners")])
@@ -32,7 +30,7 @@ async fn login(client: &reqwest::Client, lbdesk: &Lbdesk, user: &str, password: 
         .expect("request")
 }
 
-async fn me(client: &reqwest::Client, lbdesk: &Lbdesk) -> reqwest::Response {
+pub(crate) async fn me(client: &reqwest::Client, lbdesk: &Lbdesk) -> reqwest::Response {
     client.post(format!("{}/api/me", lbdesk.url)).json(&serde_json::json!({})).send().await.expect("request")
 }
 
@@ -181,53 +179,6 @@ async fn the_web_port_does_not_answer_admission_reviews(backend: Backend) {
     let body = res.text().await.expect("body");
     assert!(!status.is_success(), "{status}: {body}");
     assert!(!body.contains("AdmissionReview") && !body.contains("no-such-lb"), "{body}");
-}
-
-async fn a_password_reset_ends_the_sessions_begun_before_it(backend: Backend) {
-    let lbdesk = spawn_lbdesk(backend).await;
-    let client = browser();
-    let res = login(&client, &lbdesk, "alice", "alice-demo").await;
-    assert!(res.status().is_success() || res.status().is_redirection(), "{}", res.status());
-    assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::OK);
-    server::demo::reset_passwords(&lbdesk.store()).await.expect("reset");
-    let res = me(&client, &lbdesk).await;
-    assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "the cookie from before the reset signs no one in");
-    let page = client.get(format!("{}/listeners", lbdesk.url)).send().await.expect("request");
-    assert!(page.status().is_redirection(), "pages go to sign-in");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_ends_at_its_lifetime_even_in_use() {
-    // Lifetime: 3 s from sign-in, however often it is used.
-    let http = server::config::HttpArgs { session_lifetime: 3, ..Default::default() };
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { http, ..Default::default() }).await;
-    let client = browser();
-    let res = login(&client, &lbdesk, "alice", "alice-demo").await;
-    assert!(res.status().is_success() || res.status().is_redirection(), "{}", res.status());
-    let started = std::time::Instant::now();
-    while started.elapsed() < std::time::Duration::from_secs(2) {
-        assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::OK, "within its lifetime");
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "past its lifetime");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_ends_after_its_idle_time_unused_and_use_keeps_it() {
-    // Idle: 2 s without a request ends it; requests keep it alive past that.
-    let http = server::config::HttpArgs { session_idle: 2, ..Default::default() };
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { http, ..Default::default() }).await;
-    let client = browser();
-    let res = login(&client, &lbdesk, "alice", "alice-demo").await;
-    assert!(res.status().is_success() || res.status().is_redirection(), "{}", res.status());
-    let started = std::time::Instant::now();
-    while started.elapsed() < std::time::Duration::from_secs(4) {
-        assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::OK, "kept alive by use");
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
-    assert_eq!(me(&client, &lbdesk).await.status(), StatusCode::UNAUTHORIZED, "idle past its timeout");
 }
 
 /// An admin ends a user's sessions (issue #27): the user's cookie opens nothing afterwards, a
