@@ -37,6 +37,8 @@ mod user;
 mod web;
 mod web_csrf;
 mod web_headers;
+mod web_proxy;
 mod web_sessions;
 mod web_signin;
+mod web_timeouts;
 mod web_tls;

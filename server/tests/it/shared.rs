@@ -96,6 +96,14 @@ async fn start(backend: Backend, options: Options, demo_lb: bool) -> &'static Ho
     }
 }
 
+/// A folder of this process's, `name`, for the files a module's lbdesk is started with (a
+/// certificate, a site): kept as long as the lbdesk, removed with its data.
+pub fn files(name: &str) -> PathBuf {
+    let dir = shared_dir().join(name);
+    std::fs::create_dir_all(&dir).expect("a folder for a shared lbdesk's files");
+    dir
+}
+
 /// Where this process keeps its shared lbdesks' data: `target/tmp`, by process, the folders of
 /// processes that have ended removed first. NB: a shared lbdesk is never dropped, so a temporary
 /// directory would not remove itself.

@@ -4,7 +4,11 @@
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
-use crate::helpers::{Backend, Lbdesk, Options, browser, spawn_lbdesk_with};
+use crate::helpers::{Backend, Lbdesk, Options, browser};
+use crate::shared::Shared;
+
+/// The module's lbdesk serves a site of its own (`with_site`).
+static LBDESK: Shared = Shared::with(with_site, false);
 
 /// The policy's directives by name.
 fn directives(headers: &HeaderMap) -> Vec<(String, String)> {
@@ -50,14 +54,15 @@ fn nonce(headers: &HeaderMap) -> Option<String> {
         .find_map(|s| s.strip_prefix("'nonce-").and_then(|n| n.strip_suffix('\'')).map(str::to_string))
 }
 
-/// A site root with a stylesheet, a script and the favicon, as the build makes them.
-fn site() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    std::fs::create_dir(dir.path().join("pkg")).expect("pkg");
-    std::fs::write(dir.path().join("pkg/lbdesk.css"), "body { margin: 0 }").expect("css");
-    std::fs::write(dir.path().join("pkg/lbdesk.js"), "export default function () {}").expect("js");
-    std::fs::write(dir.path().join("favicon.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>").expect("svg");
-    dir
+/// lbdesk serving a site root with a stylesheet, a script and the favicon, as the build makes
+/// them.
+fn with_site() -> Options {
+    let dir = crate::shared::files("web_headers");
+    std::fs::create_dir_all(dir.join("pkg")).expect("pkg");
+    std::fs::write(dir.join("pkg/lbdesk.css"), "body { margin: 0 }").expect("css");
+    std::fs::write(dir.join("pkg/lbdesk.js"), "export default function () {}").expect("js");
+    std::fs::write(dir.join("favicon.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>").expect("svg");
+    Options { site_root: dir, ..Default::default() }
 }
 
 async fn get(client: &reqwest::Client, lbdesk: &Lbdesk, path: &str) -> reqwest::Response {
@@ -77,9 +82,7 @@ fn allowed(tag: &str, nonce: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_of_the_web_port_carries_the_security_headers() {
-    let site = site();
-    let options = Options { site_root: site.path().to_path_buf(), ..Default::default() };
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, options).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let client = browser();
 
     // A page: its inline scripts carry the nonce its policy names, a fresh one per response.
