@@ -1,16 +1,16 @@
-//! kubectl against `lbdesk kubeconfig`'s embedded API: apply, printer columns, label, delete,
-//! and the admission message on a denied create.
+//! kubectl against `lbdesk kubeconfig`'s embedded API: the admission message on a denied
+//! create, and admission refusing what the screens grey out. (Applying, listing, labelling and
+//! deleting the seed's objects, without the reconciler, is in `manifests`.)
 
 use std::process::Command;
 
 use app::domain::crd::Lbticket;
-use kube::api::{Api, Patch, PatchParams};
-use serde_json::json;
+use kube::api::Api;
 
-use crate::helpers::{Backend, Lbdesk, Options, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, Lbdesk, until};
 use crate::shared::Shared;
 
-/// Shared by the tests of admission (the seed objects' test runs without the reconciler).
+/// Shared by the tests here.
 static LBDESK: Shared = Shared::new();
 
 pub(crate) struct Kubectl {
@@ -41,53 +41,6 @@ impl Kubectl {
         let out = child.wait_with_output().expect("kubectl runs");
         (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
     }
-}
-
-fn seed_objects() -> String {
-    std::fs::read_to_string(format!("{}/tests/it/testdata/render-seed.yaml", env!("CARGO_MANIFEST_DIR")))
-        .expect("fixture")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
-    // Without the reconciler: the test writes the status itself.
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let k = Kubectl::new(&lbdesk, &dir);
-    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
-    assert!(!ok, "{out}");
-    for created in ["loadbalancer.ebcpaas.io/demo created", "lbticket.ebcpaas.io/test created"] {
-        assert!(out.contains(created), "{out}");
-    }
-    // A rule goes on a listener of an Enabled address only: applied too soon, it is refused.
-    assert!(err.contains("lbticket: Rules go on listeners of an Enabled address."), "{err}");
-    // The reconciler's part, done by hand as lbdesk: the status shows in the printer columns.
-    let tickets: Api<Lbticket> = Api::all(lbdesk.clusters.mgmt().clone());
-    let status = json!({"status": {"phase": "Enabled", "veip": "20.1.0.10", "ltmip": "10.0.0.10"}});
-    tickets.patch_status("test", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
-    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
-    assert!(ok && out.contains("lbrule.ebcpaas.io/smpl created"), "{out} {err}");
-    let (ok, out, err) = k.run(&["get", "lbtickets"], None);
-    assert!(ok, "{err}");
-    let mut lines = out.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "PHASE", "VEIP", "LTMIP", "LOADBALANCER", "AGE"]);
-    let row: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
-    assert_eq!(&row[..5], ["test", "Enabled", "20.1.0.10", "10.0.0.10", "demo"]);
-
-    let (ok, _, err) = k.run(&["label", "lbticket", "test", "team=a"], None);
-    assert!(ok, "{err}");
-    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=a", "-o", "name"], None);
-    assert!(ok && out.trim() == "lbticket.ebcpaas.io/test", "{out}");
-    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=b", "-o", "name"], None);
-    assert!(ok && out.trim().is_empty(), "{out}");
-
-    let (ok, out, err) = k.run(&["delete", "lbrule", "smpl"], None);
-    assert!(ok && out.contains("deleted"), "{err}");
-    let (ok, _, err) = k.run(&["get", "lbrule", "smpl"], None);
-    assert!(!ok && err.contains("NotFound"), "{err}");
-    let (ok, out, _) = k.run(&["--context", "acp-region01", "get", "services", "-n", "team-a", "-o", "name"], None);
-    assert!(ok && out.contains("service/web-v1"), "member clusters are contexts too: {out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,11 +2,16 @@
 //! over (a misspelt field would be dropped), says what production needs (replicas, probes,
 //! resources, a non-root read-only container, a webhook that fails closed within Kubernetes'
 //! timeout), grants what the README lists and nothing more; kubectl applies them all to the
-//! embedded API (but cert-manager's, which only cert-manager serves).
+//! embedded API (but cert-manager's, which only cert-manager serves). And kubectl applies,
+//! lists (the printer columns), labels and deletes the seed's objects.
+//!
+//! The module's lbdesk runs no reconciler: what kubectl applies here stays as applied, and the
+//! seed's test writes its request's status itself.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use app::domain::crd::Lbticket;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
@@ -15,13 +20,17 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
+use kube::api::{Patch, PatchParams};
 use kube::core::DynamicObject;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Options, spawn_lbdesk_with};
+use crate::helpers::{Backend, Options};
 use crate::kubectl::Kubectl;
+use crate::shared::Shared;
+
+static LBDESK: Shared = Shared::with(|| Options { reconciler: false, ..Default::default() }, false);
 
 fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
@@ -279,7 +288,7 @@ fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_applies_every_manifest_to_the_embedded_api() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let k = Kubectl::new(&lbdesk, &dir);
     // NB: cert-manager's kinds are served by cert-manager only; the namespace goes first; the
@@ -327,4 +336,51 @@ async fn kubectl_applies_every_manifest_to_the_embedded_api() {
     assert_eq!(cluster, "acp-region01");
     let kubeconfig = kubeconfig.expect("a kubeconfig");
     assert_eq!(kubeconfig.current_context.as_deref(), Some("acp-region01"));
+}
+
+fn seed_objects() -> String {
+    std::fs::read_to_string(format!("{}/tests/it/testdata/render-seed.yaml", env!("CARGO_MANIFEST_DIR")))
+        .expect("fixture")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_lists_labels_and_deletes_the_seed_objects() {
+    // The test writes the status itself.
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = Kubectl::new(&lbdesk, &dir);
+    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
+    assert!(!ok, "{out}");
+    for created in ["loadbalancer.ebcpaas.io/demo created", "lbticket.ebcpaas.io/test created"] {
+        assert!(out.contains(created), "{out}");
+    }
+    // A rule goes on a listener of an Enabled address only: applied too soon, it is refused.
+    assert!(err.contains("lbticket: Rules go on listeners of an Enabled address."), "{err}");
+    // The reconciler's part, done by hand as lbdesk: the status shows in the printer columns.
+    let tickets: Api<Lbticket> = Api::all(lbdesk.clusters.mgmt().clone());
+    let status = json!({"status": {"phase": "Enabled", "veip": "20.1.0.10", "ltmip": "10.0.0.10"}});
+    tickets.patch_status("test", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
+    let (ok, out, err) = k.run(&["apply", "-f", "-"], Some(&seed_objects()));
+    assert!(ok && out.contains("lbrule.ebcpaas.io/smpl created"), "{out} {err}");
+    let (ok, out, err) = k.run(&["get", "lbtickets"], None);
+    assert!(ok, "{err}");
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "PHASE", "VEIP", "LTMIP", "LOADBALANCER", "AGE"]);
+    let row: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(&row[..5], ["test", "Enabled", "20.1.0.10", "10.0.0.10", "demo"]);
+
+    let (ok, _, err) = k.run(&["label", "lbticket", "test", "team=a"], None);
+    assert!(ok, "{err}");
+    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=a", "-o", "name"], None);
+    assert!(ok && out.trim() == "lbticket.ebcpaas.io/test", "{out}");
+    let (ok, out, _) = k.run(&["get", "lbt", "-l", "team=b", "-o", "name"], None);
+    assert!(ok && out.trim().is_empty(), "{out}");
+
+    let (ok, out, err) = k.run(&["delete", "lbrule", "smpl"], None);
+    assert!(ok && out.contains("deleted"), "{err}");
+    let (ok, _, err) = k.run(&["get", "lbrule", "smpl"], None);
+    assert!(!ok && err.contains("NotFound"), "{err}");
+    let (ok, out, _) = k.run(&["--context", "acp-region01", "get", "services", "-n", "team-a", "-o", "name"], None);
+    assert!(ok && out.contains("service/web-v1"), "member clusters are contexts too: {out}");
 }

@@ -12,8 +12,13 @@ use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, P
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::json;
 
-use crate::helpers::{Backend, Options, spawn_lbdesk_with};
+use crate::helpers::{Backend, Options};
 use crate::on_both_databases;
+use crate::shared::Shared;
+
+/// The module's lbdesk keeps 50 events per cluster for watches, so that a held watcher falls
+/// out of the log.
+static LBDESK: Shared = Shared::with(|| Options { watch_history: 50, ..Default::default() }, false);
 
 on_both_databases!(the_reflector_converges_after_a_thousand_writes_and_a_forced_410);
 
@@ -43,7 +48,7 @@ async fn churn(cms: &Api<ConfigMap>, from: u64, count: u64, live: &mut std::coll
 }
 
 async fn the_reflector_converges_after_a_thousand_writes_and_a_forced_410(backend: Backend) {
-    let lbdesk = spawn_lbdesk_with(backend, Options { watch_history: 50, ..Default::default() }).await;
+    let lbdesk = LBDESK.get(backend).await;
     let cms: Api<ConfigMap> = Api::namespaced(lbdesk.client("acp-region01").await, "team-a");
     let (reader, writer) = reflector::store::<ConfigMap>();
     // Short watches, so the watcher resumes often and can fall out of the event log. NB: with
