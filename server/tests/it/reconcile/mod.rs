@@ -31,6 +31,7 @@ mod metrics;
 mod reachability;
 mod upgrade;
 mod webhook;
+mod webhook_client_ca;
 
 const CLUSTER: &str = "acp-region01";
 

@@ -1,6 +1,6 @@
 //! The admission webhook over HTTPS, as a real API server calls it: a greyed change is refused
 //! with the same answer the embedded API gives in-process, an allowed one passes, and a renewed
-//! certificate is served without a restart.
+//! certificate is served without a restart. (With a client CA: `webhook_client_ca`.)
 
 use app::domain::crd::Phase;
 use kube::api::PostParams;
@@ -8,8 +8,35 @@ use serde_json::{Value, json};
 use server::config::WebhookArgs;
 
 use super::{loadbalancer, ticket, wait_phase, world};
-use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, Lbdesk, Options, until};
+use crate::shared::Shared;
 use crate::web_tls::certificate;
+
+/// The module's lbdesk serves the webhook with the certificate of `certificates("webhook")`.
+static LBDESK: Shared = Shared::with(|| webhook(&certificates("webhook"), false), false);
+
+/// A folder of certificates for a module's webhook: its own (`cert.pem`, `key.pem`) and its
+/// CA's (`ca.pem`).
+pub(super) fn certificates(module: &str) -> std::path::PathBuf {
+    let dir = crate::shared::files(module);
+    if !dir.join("ca.pem").exists() {
+        let ca = certificate(&dir);
+        std::fs::write(dir.join("ca.pem"), ca).expect("write");
+    }
+    dir
+}
+
+/// lbdesk serving the webhook with the certificate of `dir` (and the client CA there, when
+/// asked).
+pub(super) fn webhook(dir: &std::path::Path, client_ca: bool) -> Options {
+    let webhook = WebhookArgs {
+        webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
+        webhook_cert: Some(dir.join("cert.pem")),
+        webhook_key: Some(dir.join("key.pem")),
+        webhook_client_ca: client_ca.then(|| dir.join("client-ca.pem")),
+    };
+    Options { webhook, ..Default::default() }
+}
 
 pub(super) fn review(old: &Value, new: &Value) -> Value {
     json!({
@@ -30,44 +57,37 @@ pub(super) fn review(old: &Value, new: &Value) -> Value {
 }
 
 /// The audit entries of the user the reviews name.
-async fn admission_entries(lbdesk: &crate::helpers::Lbdesk) -> i64 {
+pub(super) async fn admission_entries(lbdesk: &Lbdesk) -> i64 {
     sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM audit WHERE username = 'kubernetes-admin'")
         .fetch_one(&lbdesk.db.pool)
         .await
         .expect("count")
 }
 
-fn client(ca: &str) -> reqwest::Client {
+pub(super) fn client(ca: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
         .build()
         .expect("client")
 }
 
-/// lbdesk serving the webhook with the certificate of `dir` (and the client CA there, when
-/// asked), with the Enabled request `hooked`: lbdesk, the webhook's URL and the request as JSON.
-async fn hooked(dir: &std::path::Path, client_ca: bool) -> (crate::helpers::Lbdesk, String, Value) {
-    let webhook = WebhookArgs {
-        webhook_listen: Some("127.0.0.1:0".parse().expect("address")),
-        webhook_cert: Some(dir.join("cert.pem")),
-        webhook_key: Some(dir.join("key.pem")),
-        webhook_client_ca: client_ca.then(|| dir.join("client-ca.pem")),
-    };
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { webhook, ..Default::default() }).await;
-    let w = world(&lbdesk).await;
+/// The Enabled request `hooked` on `lbdesk`: the webhook's URL and the request as JSON.
+pub(super) async fn hooked(lbdesk: &Lbdesk) -> (String, Value) {
+    let w = world(lbdesk).await;
     w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
     w.tickets.create(&PostParams::default(), &ticket("hooked", None, false)).await.expect("ticket");
     wait_phase(&w.tickets, "hooked", Phase::Enabled).await;
     let url = format!("https://{}/validate", lbdesk.webhook_addr.expect("the webhook listens"));
     let old = serde_json::to_value(w.tickets.get("hooked").await.expect("ticket")).expect("json");
-    (lbdesk, url, old)
+    (url, old)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_certificate() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let ca = certificate(dir.path());
-    let (lbdesk, url, old) = hooked(dir.path(), false).await;
+    let dir = certificates("webhook");
+    let ca = std::fs::read_to_string(dir.join("ca.pem")).expect("the CA");
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let (url, old) = hooked(&lbdesk).await;
     let w = world(&lbdesk).await;
     let https = client(&ca);
 
@@ -129,7 +149,7 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
     let renewed_dir = tempfile::tempdir().expect("temporary directory");
     let renewed_ca = certificate(renewed_dir.path());
     for file in ["key.pem", "cert.pem"] {
-        std::fs::copy(renewed_dir.path().join(file), dir.path().join(file)).expect("renew");
+        std::fs::copy(renewed_dir.path().join(file), dir.join(file)).expect("renew");
     }
     let renewed = client(&renewed_ca);
     until("the renewed certificate", 15, || async {
@@ -139,42 +159,4 @@ async fn the_webhook_refuses_a_greyed_change_over_https_and_follows_a_renewed_ce
     // NB: a new client: the old one's kept-alive connection was made before the renewal.
     let old_ca = client(&ca);
     assert!(old_ca.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "the old certificate is gone");
-}
-
-/// A CA, and a client certificate it signs, as PEM: (CA, client certificate and key).
-fn client_pki() -> (String, String) {
-    use rcgen::{CertificateParams, DnType, KeyPair};
-    let (ca_cert, issuer) = crate::web_tls::authority();
-    let key = KeyPair::generate().expect("key");
-    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
-    params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
-    let cert = params.signed_by(&key, &issuer).expect("certificate");
-    (ca_cert.pem(), format!("{}{}", cert.pem(), key.serialize_pem()))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_a_client_ca_the_webhook_answers_only_the_api_server_and_audits_its_reviews() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let ca = certificate(dir.path());
-    let (client_ca, identity) = client_pki();
-    std::fs::write(dir.path().join("client-ca.pem"), &client_ca).expect("write");
-    let (lbdesk, url, old) = hooked(dir.path(), true).await;
-    let mut labelled = old.clone();
-    labelled["metadata"]["annotations"] = json!({"note": "reviewed"});
-
-    // A caller without the API server's client certificate gets no answer at all.
-    let anonymous = client(&ca);
-    assert!(anonymous.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "refused in the handshake");
-    let before = admission_entries(&lbdesk).await;
-
-    // The API server (its client certificate) is answered, and what it allows is audited.
-    let api_server = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
-        .identity(reqwest::Identity::from_pem(identity.as_bytes()).expect("identity"))
-        .build()
-        .expect("client");
-    let answer: Value =
-        api_server.post(&url).json(&review(&old, &labelled)).send().await.expect("answers").json().await.expect("json");
-    assert_eq!(answer["response"]["allowed"], true, "{answer}");
-    assert_eq!(admission_entries(&lbdesk).await, before + 1, "the API server's review is audited");
 }

@@ -1,0 +1,59 @@
+//! The admission webhook with a client CA: only the API server (its client certificate) is
+//! answered, and the reviews it sends are audited.
+
+use serde_json::{Value, json};
+
+use super::webhook::{admission_entries, certificates, client, hooked, review, webhook};
+use crate::helpers::{Backend, Options};
+use crate::shared::Shared;
+
+const MODULE: &str = "webhook_client_ca";
+
+/// The module's lbdesk serves the webhook with a client CA, whose client certificate and key
+/// are `client.pem` beside it.
+static LBDESK: Shared = Shared::with(with_client_ca, false);
+
+fn with_client_ca() -> Options {
+    let dir = certificates(MODULE);
+    let (client_ca, identity) = client_pki();
+    std::fs::write(dir.join("client-ca.pem"), client_ca).expect("write");
+    std::fs::write(dir.join("client.pem"), identity).expect("write");
+    webhook(&dir, true)
+}
+
+/// A CA, and a client certificate it signs, as PEM: (CA, client certificate and key).
+fn client_pki() -> (String, String) {
+    use rcgen::{CertificateParams, DnType, KeyPair};
+    let (ca_cert, issuer) = crate::web_tls::authority();
+    let key = KeyPair::generate().expect("key");
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+    let cert = params.signed_by(&key, &issuer).expect("certificate");
+    (ca_cert.pem(), format!("{}{}", cert.pem(), key.serialize_pem()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_client_ca_the_webhook_answers_only_the_api_server_and_audits_its_reviews() {
+    let ca = std::fs::read_to_string(certificates(MODULE).join("ca.pem")).expect("the CA");
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let identity = std::fs::read_to_string(certificates(MODULE).join("client.pem")).expect("the client's");
+    let (url, old) = hooked(&lbdesk).await;
+    let mut labelled = old.clone();
+    labelled["metadata"]["annotations"] = json!({"note": "reviewed"});
+
+    // A caller without the API server's client certificate gets no answer at all.
+    let anonymous = client(&ca);
+    assert!(anonymous.post(&url).json(&review(&old, &labelled)).send().await.is_err(), "refused in the handshake");
+    let before = admission_entries(&lbdesk).await;
+
+    // The API server (its client certificate) is answered, and what it allows is audited.
+    let api_server = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))
+        .identity(reqwest::Identity::from_pem(identity.as_bytes()).expect("identity"))
+        .build()
+        .expect("client");
+    let answer: Value =
+        api_server.post(&url).json(&review(&old, &labelled)).send().await.expect("answers").json().await.expect("json");
+    assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    assert_eq!(admission_entries(&lbdesk).await, before + 1, "the API server's review is audited");
+}
