@@ -3,7 +3,11 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Lbdesk, spawn_lbdesk};
+use crate::helpers::{Backend, Lbdesk};
+use crate::shared::Shared;
+
+/// The module's lbdesk; the test writes in a namespace of its own.
+static LBDESK: Shared = Shared::new();
 
 fn http(lbdesk: &Lbdesk) -> (reqwest::Client, String, String) {
     use base64::Engine;
@@ -25,9 +29,12 @@ async fn status_of(res: reqwest::Response) -> (StatusCode, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_bodies_get_a_status_and_store_nothing() {
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let (client, base, token) = http(&lbdesk);
-    let url = format!("{base}/api/v1/namespaces/default/configmaps");
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "api-input"}});
+    let made = client.post(format!("{base}/api/v1/namespaces")).bearer_auth(&token).json(&namespace).send().await;
+    assert_eq!(made.expect("request").status(), StatusCode::CREATED, "a namespace of its own");
+    let url = format!("{base}/api/v1/namespaces/api-input/configmaps");
     let post = |body: Vec<u8>, content_type: &'static str| {
         client.post(&url).bearer_auth(&token).header("content-type", content_type).body(body).send()
     };
