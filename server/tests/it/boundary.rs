@@ -11,6 +11,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::{Backend, Lbdesk, Options, browser, lb_form, spawn_lbdesk_with, until};
+use crate::shared::Shared;
 
 mod table;
 
@@ -73,15 +74,18 @@ fn error_of(body: &str) -> AppError {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: not a typed error: {body}"))
 }
 
-/// lbdesk (started with `options`) with a load balancer offered to every project and bob's
-/// request `b-secret` on it.
-async fn with_bobs_secret(backend: Backend, options: Options) -> Lbdesk {
-    let lbdesk = spawn_lbdesk_with(backend, options).await;
-    let admin = Client::new(&lbdesk, Some(demo("admin"))).await;
+/// The module's lbdesk, of the test as a local user. Its one test calls every server function
+/// and registers the load balancer `demo`; the directory user's test has a directory server,
+/// and so an lbdesk, of its own.
+static LBDESK: Shared = Shared::new();
+
+/// A load balancer offered to every project on `lbdesk`, and bob's request `b-secret` on it.
+async fn with_bobs_secret(lbdesk: &Lbdesk) {
+    let admin = Client::new(lbdesk, Some(demo("admin"))).await;
     let (status, body) =
         answer(admin.post(case("/api/lb/save"), &json!({"form": lb_form("demo")}), &lbdesk.url).await).await;
     assert!(status.is_success(), "{status}: {body}");
-    let bob = Client::new(&lbdesk, Some(demo("bob"))).await;
+    let bob = Client::new(lbdesk, Some(demo("bob"))).await;
     let (status, body) =
         answer(bob.post(case("/api/ticket/save"), &json!({"form": ticket_form(SECRET_TICKET)}), &lbdesk.url).await)
             .await;
@@ -93,7 +97,6 @@ async fn with_bobs_secret(backend: Backend, options: Options) -> Lbdesk {
         serde_json::from_str::<Value>(&body).is_ok_and(|t| t["row"]["phase"] == "Enabled")
     })
     .await;
-    lbdesk
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,7 +112,8 @@ async fn every_server_function_is_in_the_table() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_boundary_holds_for_every_server_function() {
-    let lbdesk = with_bobs_secret(Backend::Sqlite, Options::default()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    with_bobs_secret(&lbdesk).await;
     boundary_holds(&lbdesk, demo("alice")).await;
 }
 
@@ -118,7 +122,8 @@ async fn the_boundary_holds_for_every_server_function() {
 async fn the_boundary_holds_for_a_directory_user_too() {
     let slapd = crate::directory::Slapd::start();
     let file = crate::directory::config(&slapd, crate::directory::Style::ActiveDirectory, "");
-    let lbdesk = with_bobs_secret(Backend::Sqlite, Options { directory: Some(file), ..Default::default() }).await;
+    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { directory: Some(file), ..Default::default() }).await;
+    with_bobs_secret(&lbdesk).await;
     boundary_holds(&lbdesk, ("dora", "dora-directory")).await;
 }
 

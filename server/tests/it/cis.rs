@@ -9,6 +9,12 @@ use app::domain::cis::post::Posted;
 use kube::Client;
 use serde_json::Value;
 
+use crate::shared::Shared;
+
+/// The module's lbdesk. Its one test judges everything CIS will post for acp-region01:
+/// another test here would have to post nothing there.
+static LBDESK: Shared = Shared::new();
+
 /// CIS as README "Running in a cluster" configures it for a load balancer whose namespace
 /// selector is `nsselector` (the embedded clusters' CIS runs with these arguments for the demo's).
 pub fn readme_args(nsselector: &BTreeMap<String, String>) -> CisArgs {
@@ -80,7 +86,7 @@ async fn lbdesk_cis_post_prints_what_the_clusters_cis_will_post_and_fails_on_wha
     use crate::user::{User, ok, ticket_form, wait_phase};
     use app::domain::crd::Phase;
 
-    let lbdesk = crate::helpers::spawn_lbdesk(crate::helpers::Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(crate::helpers::Backend::Sqlite).await;
     let alice = User::sign_in(&lbdesk, "alice").await;
     // The demo's load balancer `shared-lb`: the embedded CIS is configured for it.
     let mut form = ticket_form("shop", "default", "");

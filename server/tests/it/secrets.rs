@@ -16,8 +16,13 @@ use serde_json::{Value, json};
 use sqlx::{Column, Row};
 
 use crate::boundary;
-use crate::helpers::{self, Backend, Lbdesk, spawn_lbdesk, until};
+use crate::helpers::{self, Backend, Lbdesk, until};
 use crate::log_capture::Capture;
+use crate::shared::Shared;
+
+/// The module's lbdesk. Its one test registers the load balancer `demo` and judges every row
+/// of every table: another test here would have to leave both alone.
+static LBDESK: Shared = Shared::new();
 
 /// The load balancer's name: the one the boundary table's arguments name.
 const LB: &str = "demo";
@@ -233,7 +238,7 @@ fn is_secret_row(table: &str, row: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_show_nowhere_but_in_their_secrets() {
     let logs = Capture::start();
-    let lbdesk = spawn_lbdesk(Backend::Sqlite).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let (first, second) = (Credentials::new(), Credentials::new());
     let secrets: Vec<&str> = first.all().into_iter().chain(second.all()).collect();
 

@@ -5,7 +5,12 @@ use kube::api::PostParams;
 use server::driver::Hook;
 
 use super::{loadbalancer, ticket, wait_phase, world};
-use crate::helpers::{Backend, Options, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, until};
+use crate::shared::Shared;
+
+/// The module's lbdesk. Its one test judges the counters of the whole reconciler: another test
+/// here would have to reconcile nothing.
+static LBDESK: Shared = Shared::new();
 
 /// The value of the sample `line` starts (its name and labels) in the scraped `text`.
 pub(super) fn sample(text: &str, series: &str) -> Option<f64> {
@@ -22,7 +27,7 @@ pub(super) async fn scrape(url: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metrics_count_a_tickets_life() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options::default()).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
     // NB: not `/readyz`: a replica whose reconciler has not begun its run yet is ready with its
     // pages (as one that does not lead is), and on a busy machine that moment can be scraped.
