@@ -16,10 +16,10 @@ use crate::helpers::{Backend, until};
 const REQUESTS: usize = 200;
 
 /// The load balancer with room for all of them.
-const CROWD: Scope = Scope { lb: "crowd", tenant: "crowd", namespace: "team-a" };
+const CROWD: Scope = Scope { lb: "crowd", tenant: "crowd", namespace: "team-a", cis: "kube-system" };
 
 /// The load balancer with ten free pairs.
-const TENFREE: Scope = Scope { lb: "tenfree", tenant: "tenfree", namespace: "team-a" };
+const TENFREE: Scope = Scope { lb: "tenfree", tenant: "tenfree", namespace: "team-a", cis: "kube-system" };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_created_at_once_on_one_load_balancer_all_get_a_pair() {

@@ -8,13 +8,13 @@ use k8s_openapi::api::networking::v1::Ingress;
 
 use super::*;
 
-fn f5(name: &str, path: &str, service: &str) -> F5Ingress {
+pub(super) fn f5(name: &str, path: &str, service: &str) -> F5Ingress {
     let route =
         IngressRule { host: Some("shop.example.com".into()), path: path.into(), service: service.into(), port: 8080 };
     F5Ingress { name: name.into(), rules: vec![route], tls_secret: None }
 }
 
-fn ingress_ticket(scope: Scope, name: &str, ingresses: &[F5Ingress]) -> Lbticket {
+pub(super) fn ingress_ticket(scope: Scope, name: &str, ingresses: &[F5Ingress]) -> Lbticket {
     let mut t = ticket_in(scope, name, None, false);
     t.spec.lbtype = LbType::Ingress;
     t.spec.ingresses = ingresses.to_vec();
@@ -23,11 +23,11 @@ fn ingress_ticket(scope: Scope, name: &str, ingresses: &[F5Ingress]) -> Lbticket
 
 /// The load balancer `demo` with AS3 tenant `payments`, on a fresh lbdesk, and the requests in
 /// team-a.
-const PAYMENTS: Scope = Scope { lb: "demo", tenant: "payments", namespace: "team-a" };
+const PAYMENTS: Scope = Scope { lb: "demo", tenant: "payments", namespace: "team-a", cis: "kube-system" };
 
 /// A load balancer of the test's own and its requests in a namespace of their own, on the
 /// shared lbdesk.
-const PAY: Scope = Scope { lb: "pay", tenant: "pay", namespace: "pay" };
+const PAY: Scope = Scope { lb: "pay", tenant: "pay", namespace: "pay", cis: "kube-system" };
 
 /// The load balancer of `PAYMENTS`.
 fn payments_lb() -> Loadbalancer {
@@ -36,7 +36,7 @@ fn payments_lb() -> Loadbalancer {
     lb
 }
 
-async fn ingress_of(member: &Client, scope: Scope, name: &str) -> Option<Ingress> {
+pub(super) async fn ingress_of(member: &Client, scope: Scope, name: &str) -> Option<Ingress> {
     Api::<Ingress>::namespaced(member.clone(), scope.namespace).get_opt(name).await.expect("get the Ingress")
 }
 
@@ -70,16 +70,16 @@ async fn report(tickets: &Api<Lbticket>, name: &str) -> Option<(String, String)>
     Some((c.status, c.message))
 }
 
-async fn written(tickets: &Api<Lbticket>, name: &str) -> bool {
+pub(super) async fn written(tickets: &Api<Lbticket>, name: &str) -> bool {
     report(tickets, name).await == Some(("True".into(), String::new()))
 }
 
-async fn veip(tickets: &Api<Lbticket>, name: &str) -> String {
+pub(super) async fn veip(tickets: &Api<Lbticket>, name: &str) -> String {
     tickets.get(name).await.expect("the ticket").status.and_then(|s| s.veip).expect("an address")
 }
 
 /// Whether the Ingress of `f5` is there as lbdesk writes it for ticket `ticket` on `veip`.
-async fn carries(member: &Client, scope: Scope, ticket: &str, f5: &F5Ingress, veip: &str) -> bool {
+pub(super) async fn carries(member: &Client, scope: Scope, ticket: &str, f5: &F5Ingress, veip: &str) -> bool {
     let Some(found) = ingress_of(member, scope, &f5.name).await else { return false };
     let want = cis_ingress::desired(ticket, scope.namespace, f5, veip, scope.tenant, "f5");
     found.labels().get(LABEL_LBTICKET).map(String::as_str) == Some(ticket)
@@ -88,7 +88,7 @@ async fn carries(member: &Client, scope: Scope, ticket: &str, f5: &F5Ingress, ve
 }
 
 /// A user's own Ingress in the namespace of `scope`: not labelled, so never lbdesk's.
-async fn users_ingress(member: &Client, scope: Scope, name: &str) -> Ingress {
+pub(super) async fn users_ingress(member: &Client, scope: Scope, name: &str) -> Ingress {
     let ingress: Ingress = serde_json::from_value(json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
         "metadata": {
@@ -105,7 +105,7 @@ async fn users_ingress(member: &Client, scope: Scope, name: &str) -> Ingress {
 }
 
 /// Fails unless the user's Ingress is as it was created.
-async fn untouched(member: &Client, scope: Scope, theirs: &Ingress) {
+pub(super) async fn untouched(member: &Client, scope: Scope, theirs: &Ingress) {
     let now = ingress_of(member, scope, &theirs.name_any()).await.expect("the user's Ingress stays");
     assert_eq!(now.metadata.resource_version, theirs.metadata.resource_version, "{} untouched", theirs.name_any());
     assert!(!now.labels().contains_key(LABEL_LBTICKET));
@@ -188,56 +188,6 @@ async fn an_f5_ingress_is_written_changed_and_removed_with_its_ticket() {
     assert!(!crate::cis::carries_ingress(&posted, "pay_ingress", &veip), "nothing of it is posted");
     untouched(&w.member, PAY, &own).await;
     untouched(&w.member, PAY, &legacy).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hand_edit_is_repaired_on_the_ensure_pass_and_a_converged_one_writes_nothing() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
-    let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &payments_lb()).await.expect("lb");
-    let own = users_ingress(&w.member, PAYMENTS, "own").await;
-    // As `kubectl apply` of a whole ticket: the F5 Ingress is written once Enabled.
-    let shop = f5("shop", "/", "web-v1");
-    w.tickets
-        .create(&PostParams::default(), &ingress_ticket(PAYMENTS, "pay", std::slice::from_ref(&shop)))
-        .await
-        .expect("ticket");
-    wait_phase(&w.tickets, "pay", Phase::Enabled).await;
-    let veip = veip(&w.tickets, "pay").await;
-    until("the Ingress", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
-    until("the report", 10, || written(&w.tickets, "pay")).await;
-    let tickets = w.tickets.list(&Default::default()).await.expect("tickets").items.len();
-    after_rounds(&lbdesk, tickets, 2).await;
-    let before = versions(&w).await;
-    after_rounds(&lbdesk, tickets, 3).await;
-    assert_eq!(versions(&w).await, before, "three ensure passes over a converged cluster write nothing");
-
-    // A hand edit of what CIS reads is undone, of the annotations as of the spec; what lbdesk
-    // does not own is kept.
-    let api = Api::<Ingress>::namespaced(w.member.clone(), PAYMENTS.namespace);
-    let annotations = json!({"metadata": {"annotations": {
-        "virtual-server.f5.com/ip": "20.1.0.250",
-        "virtual-server.f5.com/waf": "/Common/policy",
-        "team.example.com/note": "kept"
-    }}});
-    api.patch("shop", &PatchParams::default(), &Patch::Merge(annotations)).await.expect("edit by hand");
-    until("the annotations repaired", 10, || async {
-        let found = ingress_of(&w.member, PAYMENTS, "shop").await;
-        carries(&w.member, PAYMENTS, "pay", &shop, &veip).await
-            && found.is_some_and(|i| {
-                !i.annotations().contains_key("virtual-server.f5.com/waf")
-                    && i.annotations().get("team.example.com/note").map(String::as_str) == Some("kept")
-            })
-    })
-    .await;
-    let rules = json!({"spec": {"rules": [{"host": "evil.example.com", "http": {"paths": [
-        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 8080}}}}
-    ]}}]}});
-    api.patch("shop", &PatchParams::default(), &Patch::Merge(rules)).await.expect("edit by hand");
-    until("the rules repaired", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
-    api.delete("shop", &DeleteParams::default()).await.expect("delete by hand");
-    until("the deleted Ingress back", 10, || carries(&w.member, PAYMENTS, "pay", &shop, &veip)).await;
-    untouched(&w.member, PAYMENTS, &own).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,6 +24,7 @@ use crate::shared::Shared;
 mod cis_ready;
 mod cluster_mode;
 mod contention;
+mod ensure;
 mod faults;
 mod halves;
 mod ingresses;
@@ -64,6 +65,7 @@ fn own_loadbalancer(scope: Scope, ve_cidr: &str, reserved: &[&str]) -> Loadbalan
     lb.metadata.name = Some(scope.lb.into());
     lb.spec.partition = Some(scope.tenant.into());
     lb.spec.ltm.url = format!("http://100.1.1.1/{}", scope.lb);
+    lb.spec.cis.namespace = scope.cis.into();
     lb
 }
 
@@ -129,27 +131,28 @@ async fn world(lbdesk: &Lbdesk) -> World {
     World { member: lbdesk.client(CLUSTER).await, tickets: Api::all(mgmt.clone()), lbs: Api::all(mgmt.clone()), mgmt }
 }
 
-/// Where a test's objects are: its load balancer, the AS3 tenant it writes, and its requests'
-/// namespace of acp-region01.
+/// Where a test's objects are: its load balancer, the AS3 tenant it writes, its requests'
+/// namespace of acp-region01, and the namespace there its CIS reads (its ConfigMap's).
 #[derive(Clone, Copy)]
 struct Scope {
     lb: &'static str,
     tenant: &'static str,
     namespace: &'static str,
+    cis: &'static str,
 }
 
 /// The load balancer `demo` (`loadbalancer`) and the requests `ticket` makes.
-const DEMO: Scope = Scope { lb: "demo", tenant: "acp-region01", namespace: "team-a" };
+const DEMO: Scope = Scope { lb: "demo", tenant: "acp-region01", namespace: "team-a", cis: "kube-system" };
 
 /// A ticket's whole life, on the shared lbdesk.
-const LIFE: Scope = Scope { lb: "life", tenant: "life", namespace: "life" };
+const LIFE: Scope = Scope { lb: "life", tenant: "life", namespace: "life", cis: "kube-system" };
 
 /// A real delete and a protected load balancer, on the shared lbdesk.
-const KEPT: Scope = Scope { lb: "kept", tenant: "kept", namespace: "kept" };
+const KEPT: Scope = Scope { lb: "kept", tenant: "kept", namespace: "kept", cis: "kube-system" };
 
 /// The ADC inside the ConfigMap of the tenant of `scope`.
 async fn deployed(member: &Client, scope: Scope) -> Option<serde_json::Value> {
-    let cms: Api<ConfigMap> = Api::namespaced(member.clone(), "kube-system");
+    let cms: Api<ConfigMap> = Api::namespaced(member.clone(), scope.cis);
     let cm = cms.get_opt(&app::domain::as3::placement::configmap_name(scope.tenant)).await.ok()??;
     let template: serde_json::Value = serde_json::from_str(cm.data?.get("template")?).ok()?;
     Some(template["declaration"].clone())
@@ -358,47 +361,6 @@ async fn versions(w: &World) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resync_writes_nothing_and_repairs_drift() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
-    let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    until("the labels", 10, || async {
-        service_labels(&w.member, DEMO, "web-v2").await.contains_key("cis.f5.com/as3-pool")
-    })
-    .await;
-    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
-    after_rounds(&lbdesk, tickets, 2).await;
-    let before = versions(&w).await;
-    after_rounds(&lbdesk, tickets, 3).await;
-    assert_eq!(versions(&w).await, before, "three resyncs of a converged state write nothing");
-
-    let good = deployed(&w.member, DEMO).await.expect("deployed");
-    let cms: Api<ConfigMap> = Api::namespaced(w.member.clone(), "kube-system");
-    cms.patch("lbdesk-as3-acp-region01", &PatchParams::default(), &Patch::Merge(json!({"data": {"template": "{}"}})))
-        .await
-        .expect("edit by hand");
-    until("the edited ConfigMap restored", 10, || async { deployed(&w.member, DEMO).await.as_ref() == Some(&good) })
-        .await;
-    cms.delete("lbdesk-as3-acp-region01", &DeleteParams::default()).await.expect("delete by hand");
-    until("the deleted ConfigMap restored", 10, || async { deployed(&w.member, DEMO).await.as_ref() == Some(&good) })
-        .await;
-    let svcs: Api<Service> = Api::namespaced(w.member.clone(), "team-a");
-    svcs.patch(
-        "web-v1",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"labels": {"cis.f5.com/as3-pool": null}}})),
-    )
-    .await
-    .expect("unlabel");
-    until("the label back", 10, || async {
-        service_labels(&w.member, DEMO, "web-v1").await.contains_key("cis.f5.com/as3-pool")
-    })
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_delete_cleans_up_and_a_protected_loadbalancer_stays() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
@@ -465,36 +427,4 @@ async fn a_reconciler_returns_when_told_to_stop_and_runs_again_on_the_same_conte
     let before = versions(&w).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(versions(&w).await, before, "nothing reconciles once stopped");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { ensure_interval: 1, ..options() }).await;
-    let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("web", None, true)).await.expect("ticket");
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
-    let kube_system = || async {
-        let ns = Api::<Namespace>::all(w.member.clone()).get("kube-system").await.expect("namespace");
-        ns.labels().get("zone").cloned()
-    };
-    until("kube-system labelled for demo", 10, || async { kube_system().await.as_deref() == Some("f5") }).await;
-    // Another load balancer of the cluster, its ConfigMap in kube-system too, selecting zone=other.
-    let mut other = loadbalancer("20.2.0.0/24", &[]);
-    other.metadata.name = Some("other".into());
-    other.spec.partition = Some("other".into());
-    other.spec.nsselector = BTreeMap::from([("zone".to_string(), "other".to_string())]);
-    w.lbs.create(&PostParams::default(), &other).await.expect("lb");
-    let mut theirs = ticket("theirs", None, false);
-    theirs.spec.loadbalancer = "other".into();
-    w.tickets.create(&PostParams::default(), &theirs).await.expect("ticket");
-    wait_phase(&w.tickets, "theirs", Phase::Enabled).await;
-    // Through four rounds of syncs (one a second), the label keeps the value it had.
-    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len() as u64;
-    let until_round = reconciles(&lbdesk).await + 4 * tickets;
-    until("four rounds of syncs", 30, || async {
-        assert_eq!(kube_system().await.as_deref(), Some("f5"), "the label never flips");
-        reconciles(&lbdesk).await >= until_round
-    })
-    .await;
 }

@@ -89,7 +89,7 @@ async fn the_pairs_of_status_ips_are_adopted_and_none_is_handed_out_twice() {
 async fn an_address_object_written_by_hand_is_refused() {
     let lbdesk = super::LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    let forge = super::Scope { lb: "forge", tenant: "forge", namespace: "team-a" };
+    let forge = super::Scope { lb: "forge", tenant: "forge", namespace: "team-a", cis: "kube-system" };
     w.lbs.create(&PostParams::default(), &super::own_loadbalancer(forge, "20.62.0.0/24", &[])).await.expect("lb");
     w.tickets
         .create(&PostParams::default(), &super::ticket_in(forge, "forge-held", None, false))

@@ -1,0 +1,184 @@
+//! The ensure pass, every second here: over a converged cluster it writes nothing; what is
+//! changed by hand in the member cluster is put back (a ConfigMap, a Service's label, an F5
+//! Ingress); a namespace label two load balancers want two ways never flips.
+//!
+//! The tests share the module's lbdesk, each in a `Scope` of its own, its CIS namespace
+//! included, and judge the writes to their own objects (`written`).
+
+use k8s_openapi::api::networking::v1::Ingress;
+use kube::api::ObjectMeta;
+
+use super::ingresses::{carries, f5, ingress_of, ingress_ticket, untouched, users_ingress, veip, written};
+use super::*;
+
+static LBDESK: Shared = Shared::with(|| Options { ensure_interval: 1, ..options() }, false);
+
+const RESYNC: Scope = Scope { lb: "resync", tenant: "resync", namespace: "resync", cis: "resync-cis" };
+const FLIP: Scope = Scope { lb: "flip", tenant: "flip", namespace: "flip", cis: "flip-cis" };
+/// The other load balancer of `FLIP`'s namespaces, selecting `zone=other`.
+const FLOP: Scope = Scope { lb: "flop", tenant: "flop", namespace: "flip", cis: "flip-cis" };
+const MEND: Scope = Scope { lb: "mend", tenant: "mend", namespace: "mend", cis: "mend-cis" };
+
+/// The requests' namespace of `scope` (with the demo Services) and its CIS namespace.
+async fn namespaces(lbdesk: &Lbdesk, scope: Scope) {
+    crate::user::own_namespace(lbdesk, CLUSTER, "project-a", scope.namespace).await;
+    let cis = serde_json::from_value(json!({"metadata": {"name": scope.cis}})).expect("a namespace");
+    let member = lbdesk.client(CLUSTER).await;
+    Api::<Namespace>::all(member).create(&PostParams::default(), &cis).await.expect("the CIS namespace");
+}
+
+/// The resource version of everything the reconciler writes for `scope` (any write bumps one):
+/// its load balancer, requests and address objects; in the member cluster its two namespaces,
+/// its CIS namespace's ConfigMaps, and its requests' namespace's Services and Ingresses.
+async fn versions_of(w: &World, scope: Scope) -> Vec<(String, Option<String>)> {
+    let version = |kind: &str, meta: &ObjectMeta| {
+        (format!("{kind} {}", meta.name.as_deref().unwrap_or_default()), meta.resource_version.clone())
+    };
+    let mut all = vec![version("loadbalancer", &w.lbs.get(scope.lb).await.expect("the load balancer").metadata)];
+    all.extend(tickets_in(&w.tickets, scope).await.iter().map(|t| version("lbticket", &t.metadata)));
+    let selector = format!("ebcpaas.io/loadbalancer={}", scope.lb);
+    let addresses = Api::<Lbaddress>::all(w.mgmt.clone()).list(&ListParams::default().labels(&selector)).await;
+    all.extend(addresses.expect("the address objects").items.iter().map(|a| version("lbaddress", &a.metadata)));
+    let namespaces = Api::<Namespace>::all(w.member.clone());
+    for name in [scope.namespace, scope.cis] {
+        all.push(version("namespace", &namespaces.get(name).await.expect("the namespace").metadata));
+    }
+    let configmaps = Api::<ConfigMap>::namespaced(w.member.clone(), scope.cis).list(&ListParams::default()).await;
+    all.extend(configmaps.expect("the ConfigMaps").items.iter().map(|c| version("configmap", &c.metadata)));
+    let services = Api::<Service>::namespaced(w.member.clone(), scope.namespace).list(&ListParams::default()).await;
+    all.extend(services.expect("the Services").items.iter().map(|s| version("service", &s.metadata)));
+    let ingresses = Api::<Ingress>::namespaced(w.member.clone(), scope.namespace).list(&ListParams::default()).await;
+    all.extend(ingresses.expect("the Ingresses").items.iter().map(|i| version("ingress", &i.metadata)));
+    all
+}
+
+/// Three ensure passes (of every request lbdesk holds) over what `scope` holds, converged:
+/// fails if one wrote any of it. Returns the versions seen.
+async fn three_passes_write_nothing(lbdesk: &Lbdesk, w: &World, scope: Scope) -> Vec<(String, Option<String>)> {
+    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
+    after_rounds(lbdesk, tickets, 2).await;
+    let before = versions_of(w, scope).await;
+    after_rounds(lbdesk, tickets, 3).await;
+    assert_eq!(versions_of(w, scope).await, before, "three ensure passes over a converged cluster write nothing");
+    before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resync_writes_nothing_and_repairs_drift() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let w = world(&lbdesk).await;
+    namespaces(&lbdesk, RESYNC).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(RESYNC, "20.71.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket_in(RESYNC, "resync-web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "resync-web", Phase::Enabled).await;
+    until("the labels", 10, || async {
+        service_labels(&w.member, RESYNC, "web-v2").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
+    let converged = three_passes_write_nothing(&lbdesk, &w, RESYNC).await;
+
+    let good = deployed(&w.member, RESYNC).await.expect("deployed");
+    let name = app::domain::as3::placement::configmap_name(RESYNC.tenant);
+    let cms: Api<ConfigMap> = Api::namespaced(w.member.clone(), RESYNC.cis);
+    cms.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"data": {"template": "{}"}})))
+        .await
+        .expect("edit by hand");
+    until("the edited ConfigMap restored", 10, || async { deployed(&w.member, RESYNC).await.as_ref() == Some(&good) })
+        .await;
+    cms.delete(&name, &DeleteParams::default()).await.expect("delete by hand");
+    until("the deleted ConfigMap restored", 10, || async { deployed(&w.member, RESYNC).await.as_ref() == Some(&good) })
+        .await;
+    let svcs: Api<Service> = Api::namespaced(w.member.clone(), RESYNC.namespace);
+    svcs.patch(
+        "web-v1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"cis.f5.com/as3-pool": null}}})),
+    )
+    .await
+    .expect("unlabel");
+    until("the label back", 10, || async {
+        service_labels(&w.member, RESYNC, "web-v1").await.contains_key("cis.f5.com/as3-pool")
+    })
+    .await;
+    // NB: the versions judged above see such writes (a check that could not fail would pass).
+    assert_ne!(versions_of(&w, RESYNC).await, converged, "the hand edits and their repair are seen");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let w = world(&lbdesk).await;
+    namespaces(&lbdesk, FLIP).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(FLIP, "20.72.0.0/24", &[])).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket_in(FLIP, "flip-web", None, true)).await.expect("ticket");
+    wait_phase(&w.tickets, "flip-web", Phase::Enabled).await;
+    let cis_namespace = || async {
+        let ns = Api::<Namespace>::all(w.member.clone()).get(FLIP.cis).await.expect("namespace");
+        ns.labels().get("zone").cloned()
+    };
+    until("the CIS namespace labelled for the first", 10, || async { cis_namespace().await.as_deref() == Some("f5") })
+        .await;
+    // Another load balancer of the cluster, its ConfigMap in the same namespace, selecting
+    // zone=other.
+    let mut other = own_loadbalancer(FLOP, "20.74.0.0/24", &[]);
+    other.spec.nsselector = BTreeMap::from([("zone".to_string(), "other".to_string())]);
+    w.lbs.create(&PostParams::default(), &other).await.expect("lb");
+    w.tickets.create(&PostParams::default(), &ticket_in(FLOP, "flop-theirs", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "flop-theirs", Phase::Enabled).await;
+    // Through four rounds of syncs (one a second), the label keeps the value it had.
+    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len() as u64;
+    let until_round = reconciles(&lbdesk).await + 4 * tickets;
+    until("four rounds of syncs", 30, || async {
+        assert_eq!(cis_namespace().await.as_deref(), Some("f5"), "the label never flips");
+        reconciles(&lbdesk).await >= until_round
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_edit_of_an_f5_ingress_is_repaired_and_a_converged_one_writes_nothing() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let w = world(&lbdesk).await;
+    namespaces(&lbdesk, MEND).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(MEND, "20.73.0.0/24", &[])).await.expect("lb");
+    let own = users_ingress(&w.member, MEND, "own").await;
+    // As `kubectl apply` of a whole ticket: the F5 Ingress is written once Enabled.
+    let shop = f5("shop", "/", "web-v1");
+    w.tickets
+        .create(&PostParams::default(), &ingress_ticket(MEND, "mend", std::slice::from_ref(&shop)))
+        .await
+        .expect("ticket");
+    wait_phase(&w.tickets, "mend", Phase::Enabled).await;
+    let veip = veip(&w.tickets, "mend").await;
+    until("the Ingress", 10, || carries(&w.member, MEND, "mend", &shop, &veip)).await;
+    until("the report", 10, || written(&w.tickets, "mend")).await;
+    let converged = three_passes_write_nothing(&lbdesk, &w, MEND).await;
+
+    // A hand edit of what CIS reads is undone, of the annotations as of the spec; what lbdesk
+    // does not own is kept.
+    let api = Api::<Ingress>::namespaced(w.member.clone(), MEND.namespace);
+    let annotations = json!({"metadata": {"annotations": {
+        "virtual-server.f5.com/ip": "20.1.0.250",
+        "virtual-server.f5.com/waf": "/Common/policy",
+        "team.example.com/note": "kept"
+    }}});
+    api.patch("shop", &PatchParams::default(), &Patch::Merge(annotations)).await.expect("edit by hand");
+    until("the annotations repaired", 10, || async {
+        let found = ingress_of(&w.member, MEND, "shop").await;
+        carries(&w.member, MEND, "mend", &shop, &veip).await
+            && found.is_some_and(|i| {
+                !i.annotations().contains_key("virtual-server.f5.com/waf")
+                    && i.annotations().get("team.example.com/note").map(String::as_str) == Some("kept")
+            })
+    })
+    .await;
+    let rules = json!({"spec": {"rules": [{"host": "evil.example.com", "http": {"paths": [
+        {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 8080}}}}
+    ]}}]}});
+    api.patch("shop", &PatchParams::default(), &Patch::Merge(rules)).await.expect("edit by hand");
+    until("the rules repaired", 10, || carries(&w.member, MEND, "mend", &shop, &veip)).await;
+    api.delete("shop", &DeleteParams::default()).await.expect("delete by hand");
+    until("the deleted Ingress back", 10, || carries(&w.member, MEND, "mend", &shop, &veip)).await;
+    untouched(&w.member, MEND, &own).await;
+    assert_ne!(versions_of(&w, MEND).await, converged, "the hand edits and their repair are seen");
+}
