@@ -52,6 +52,9 @@ pub struct Behaviour {
     pub delay_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// The requests (by ticket name) the fault is limited to; empty: every request gets it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_tickets: Vec<String>,
 }
 
 fn one() -> u64 {
@@ -60,7 +63,14 @@ fn one() -> u64 {
 
 impl Default for Behaviour {
     fn default() -> Self {
-        Behaviour { running_seconds: 0, min_retry_delay_seconds: 1, deny: Vec::new(), delay_ms: 0, fault: None }
+        Behaviour {
+            running_seconds: 0,
+            min_retry_delay_seconds: 1,
+            deny: Vec::new(),
+            delay_ms: 0,
+            fault: None,
+            fault_tickets: Vec::new(),
+        }
     }
 }
 
@@ -187,7 +197,9 @@ impl Simulator {
                 retry_id: req.retry_id.clone(),
                 ticket: req.ticket.clone(),
             });
-            (inner.behaviour.delay_ms, inner.behaviour.fault)
+            let limited = &inner.behaviour.fault_tickets;
+            let faulty = limited.is_empty() || limited.contains(&req.ticket);
+            (inner.behaviour.delay_ms, inner.behaviour.fault.filter(|_| faulty))
         };
         tokio::time::sleep(Duration::from_millis(delay)).await;
         match fault {
@@ -204,6 +216,12 @@ impl Simulator {
     /// Replaces the behaviour.
     pub fn set_behaviour(&self, behaviour: Behaviour) {
         self.lock().behaviour = behaviour;
+    }
+
+    /// Changes the behaviour in place: of several callers each changing its own part (a fault
+    /// limited to requests of its own), none undoes another's.
+    pub fn change_behaviour(&self, change: impl FnOnce(&mut Behaviour)) {
+        change(&mut self.lock().behaviour);
     }
 
     /// The routes of the contract and of the test controls.
@@ -260,6 +278,18 @@ mod tests {
             veip: veip.into(),
             ltmip: "10.0.0.1".into(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_fault_limited_to_requests_leaves_the_others_answered() {
+        let limited =
+            Behaviour { fault: Some(Fault::Unavailable), fault_tickets: vec!["broken".into()], ..Default::default() };
+        let sim = Simulator::new(limited);
+        let status = |ticket: &'static str| sim.hook(Hook::RequestNetworkPolicy, req(ticket, ticket, "20.1.0.10"));
+        assert_eq!(status("broken").await.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(status("fine").await.status(), StatusCode::OK);
+        sim.change_behaviour(|b| b.fault_tickets.clear());
+        assert_eq!(status("fine").await.status(), StatusCode::SERVICE_UNAVAILABLE, "unlimited, every request");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The ensure pass, every second here: over a converged cluster it writes nothing; what is
 //! changed by hand in the member cluster is put back (a ConfigMap, a Service's label, an F5
-//! Ingress); a namespace label two load balancers want two ways never flips.
+//! Ingress); a namespace label two load balancers want two ways never flips; a request the
+//! driver failed shows why until the driver behaves.
 //!
 //! The tests share the module's lbdesk, each in a `Scope` of its own, its CIS namespace
 //! included, and judge the writes to their own objects (`written`).
@@ -11,13 +12,17 @@ use kube::api::ObjectMeta;
 use super::ingresses::{carries, f5, ingress_of, ingress_ticket, untouched, users_ingress, veip, written};
 use super::*;
 
-static LBDESK: Shared = Shared::with(|| Options { ensure_interval: 1, ..options() }, false);
+/// A failed reconcile is retried at most two seconds apart: a heal shows within seconds
+/// however many attempts the faults took (the default ceiling, a minute, is tested in
+/// `backoff`).
+static LBDESK: Shared = Shared::with(|| Options { ensure_interval: 1, retry_max_delay: 2, ..options() }, false);
 
 const RESYNC: Scope = Scope { lb: "resync", tenant: "resync", namespace: "resync", cis: "resync-cis" };
 const FLIP: Scope = Scope { lb: "flip", tenant: "flip", namespace: "flip", cis: "flip-cis" };
 /// The other load balancer of `FLIP`'s namespaces, selecting `zone=other`.
 const FLOP: Scope = Scope { lb: "flop", tenant: "flop", namespace: "flip", cis: "flip-cis" };
 const MEND: Scope = Scope { lb: "mend", tenant: "mend", namespace: "mend", cis: "mend-cis" };
+const FAULTY: Scope = Scope { lb: "faulty", tenant: "faulty", namespace: "faulty", cis: "faulty-cis" };
 
 /// The requests' namespace of `scope` (with the demo Services) and its CIS namespace.
 async fn namespaces(lbdesk: &Lbdesk, scope: Scope) {
@@ -181,4 +186,33 @@ async fn a_hand_edit_of_an_f5_ingress_is_repaired_and_a_converged_one_writes_not
     until("the deleted Ingress back", 10, || carries(&w.member, MEND, "mend", &shop, &veip)).await;
     untouched(&w.member, MEND, &own).await;
     assert_ne!(versions_of(&w, MEND).await, converged, "the hand edits and their repair are seen");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
+    const WEB: &str = "faulty-web";
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let w = world(&lbdesk).await;
+    namespaces(&lbdesk, FAULTY).await;
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(FAULTY, "20.75.0.0/24", &[])).await.expect("lb");
+    let message =
+        || async { w.tickets.get(WEB).await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
+    // NB: the faults are limited to this test's request, which the other tests here leave alone.
+    lbdesk.simulator.change_behaviour(|b| b.fault_tickets.push(WEB.into()));
+    for (fault, shown) in
+        [(Fault::Unavailable, "HTTP 503"), (Fault::Garbage, "not the contract"), (Fault::Hang, "did not answer")]
+    {
+        lbdesk.simulator.change_behaviour(|b| b.fault = Some(fault));
+        if w.tickets.get_opt(WEB).await.expect("get").is_none() {
+            w.tickets.create(&PostParams::default(), &ticket_in(FAULTY, WEB, None, false)).await.expect("ticket");
+        }
+        until(&format!("{shown:?} on the ticket"), 30, || async { message().await.contains(shown) }).await;
+        assert_ne!(phase(&w.tickets, WEB).await, Some(Phase::Enabled));
+    }
+    lbdesk.simulator.change_behaviour(|b| b.fault = None);
+    until("the request to be Enabled once the driver behaves", 20, || async {
+        phase(&w.tickets, WEB).await == Some(Phase::Enabled)
+    })
+    .await;
+    assert!(message().await.is_empty(), "the error is cleared once the driver behaves");
 }

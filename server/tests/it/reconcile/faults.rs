@@ -1,5 +1,6 @@
-//! The reconciler when things go wrong: a crash after any write step, driver faults and a
-//! refused connection. Each ends where a run without the fault does, and says why meanwhile.
+//! The reconciler when things go wrong: a crash after any write step, and a refused connection
+//! to the driver. Each ends where a run without the fault does, and says why meanwhile. (The
+//! driver's faults, each shown on its request until the driver behaves: `ensure`.)
 
 use super::*;
 
@@ -84,36 +85,6 @@ async fn a_crash_after_any_write_step_ends_where_a_crash_free_run_does() {
             first.abort();
         }
     }
-}
-
-/// Versions of the management and member clusters (any write bumps one).
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
-    // NB: retried at most two seconds apart, so the heal below shows within seconds however many
-    // attempts the faults took (the default ceiling, a minute, is tested in `backoff`).
-    let lbdesk =
-        spawn_lbdesk_with(Backend::Sqlite, Options { driver_timeout: 1, retry_max_delay: 2, ..options() }).await;
-    let w = world(&lbdesk).await;
-    w.lbs.create(&PostParams::default(), &loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
-    let message =
-        || async { w.tickets.get("web").await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
-    for (fault, shown) in
-        [(Fault::Unavailable, "HTTP 503"), (Fault::Garbage, "not the contract"), (Fault::Hang, "did not answer")]
-    {
-        lbdesk.simulator.set_behaviour(Behaviour { fault: Some(fault), ..Default::default() });
-        if w.tickets.get_opt("web").await.expect("get").is_none() {
-            w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
-        }
-        until(&format!("{shown:?} on the ticket"), 30, || async { message().await.contains(shown) }).await;
-        assert_ne!(phase(&w.tickets, "web").await, Some(Phase::Enabled));
-    }
-    lbdesk.simulator.set_behaviour(Behaviour::default());
-    until("web to be Enabled once the driver behaves", 20, || async {
-        phase(&w.tickets, "web").await == Some(Phase::Enabled)
-    })
-    .await;
-    assert!(message().await.is_empty(), "the error is cleared once the driver behaves");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
