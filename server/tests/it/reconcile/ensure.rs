@@ -4,10 +4,13 @@
 //! driver failed shows why until the driver behaves.
 //!
 //! The tests share the module's lbdesk, each in a `Scope` of its own, its CIS namespace
-//! included, and judge the writes to their own objects (`written`).
+//! included, and judge the writes to their own objects (`versions_of`). `CisReady`, read again
+//! on each pass, is in `cis_ready`.
 
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::ObjectMeta;
+
+mod cis_ready;
 
 use super::ingresses::{carries, f5, ingress_of, ingress_ticket, untouched, users_ingress, veip, written};
 use super::*;

@@ -21,7 +21,6 @@ use tokio::task::JoinHandle;
 use crate::helpers::{Backend, Lbdesk, Options, after_rounds, reconciles, spawn_lbdesk_with, until};
 use crate::shared::Shared;
 
-mod cis_ready;
 mod cluster_mode;
 mod contention;
 mod ensure;

@@ -2,45 +2,39 @@
 //! says, on the load balancer, its list row, its requests and in the metrics, when CIS's
 //! arguments would keep what lbdesk writes from BIG-IP (issue #24).
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use app::domain::crd::{CONDITION_CIS_READY, Condition, Loadbalancer, Phase};
 use app::screens::loadbalancers::LbRow;
 use app::screens::tickets::TicketDetail;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
-use server::reconciler;
 
-use super::reachability::call;
-use super::{loadbalancer, ticket, wait_phase, world};
-use crate::helpers::{Backend, Options, signed_in, spawn_lbdesk_with, until};
+use super::super::metrics::scrape;
+use super::super::reachability::call;
+use super::super::{Scope, own_loadbalancer, ticket_in, wait_phase, world};
+use super::LBDESK;
+use crate::helpers::{Backend, signed_in, until};
+
+/// A load balancer of the test's own whose CIS is the simulated one of acp-region01 (in
+/// kube-system), which no other test here reads.
+const READY: Scope = Scope { lb: "ready", tenant: "ready", namespace: "ready", cis: "kube-system" };
 
 async fn cis_ready(lbs: &Api<Loadbalancer>) -> Option<Condition> {
-    let lb = lbs.get("demo").await.ok()?;
+    let lb = lbs.get(READY.lb).await.ok()?;
     lb.status?.conditions.into_iter().find(|c| c.type_ == CONDITION_CIS_READY)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_its_reason() {
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { reconciler: false, ..Default::default() }).await;
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    let config = reconciler::Config {
-        ensure_every: Duration::from_secs(1),
-        ingress_class: "f5".into(),
-        retry_ceiling: Duration::from_secs(60),
-        bigip_every: Duration::from_secs(2),
-        bigip_url: Some(lbdesk.bigip.1.clone()),
-    };
-    let ctx = Arc::new(reconciler::Context::new(lbdesk.clusters.clone(), lbdesk.driver.clone(), config));
-    let run = tokio::spawn(reconciler::controllers::run(ctx.clone(), std::future::pending()));
-    // The load balancer the embedded clusters' CIS is configured for (README: its nsselector).
-    let mut lb = loadbalancer("20.1.0.0/24", &[]);
+    crate::user::own_namespace(&lbdesk, "acp-region01", "project-a", READY.namespace).await;
+    // The namespace selector the embedded clusters' CIS is configured for (README).
+    let mut lb = own_loadbalancer(READY, "20.76.0.0/24", &[]);
     lb.spec.nsselector = [("cis".to_string(), "shared".to_string())].into();
     w.lbs.create(&PostParams::default(), &lb).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket("web", None, false)).await.expect("ticket");
-    wait_phase(&w.tickets, "web", Phase::Enabled).await;
+    w.tickets.create(&PostParams::default(), &ticket_in(READY, "ready-web", None, false)).await.expect("ticket");
+    wait_phase(&w.tickets, "ready-web", Phase::Enabled).await;
     until("CisReady True for the README's arguments", 20, || async {
         cis_ready(&w.lbs).await.is_some_and(|c| c.status == "True")
     })
@@ -62,12 +56,12 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
         cis_ready(&w.lbs).await.is_some_and(|c| c.status == "False" && c.message == said)
     })
     .await;
-    let metrics = ctx.metrics.render();
-    assert!(metrics.lines().any(|l| l == r#"lbdesk_cis_ready{loadbalancer="demo"} 0"#), "{metrics}");
+    let metrics = scrape(&lbdesk.metrics_url).await;
+    assert!(metrics.lines().any(|l| l == r#"lbdesk_cis_ready{loadbalancer="ready"} 0"#), "{metrics}");
     let admin = signed_in(&lbdesk, "admin").await;
-    let rows: Vec<LbRow> = call(&admin, &lbdesk.url, "lb/list", json!({"search": "demo"})).await;
-    assert_eq!(rows.iter().find(|r| r.name == "demo").and_then(|r| r.cis_not_ready.clone()).as_deref(), Some(said));
-    let detail: TicketDetail = call(&admin, &lbdesk.url, "ticket/get", json!({"name": "web"})).await;
+    let rows: Vec<LbRow> = call(&admin, &lbdesk.url, "lb/list", json!({"search": READY.lb})).await;
+    assert_eq!(rows.iter().find(|r| r.name == READY.lb).and_then(|r| r.cis_not_ready.clone()).as_deref(), Some(said));
+    let detail: TicketDetail = call(&admin, &lbdesk.url, "ticket/get", json!({"name": "ready-web"})).await;
     let shown = detail.conditions.iter().find(|c| c.type_ == CONDITION_CIS_READY).expect("shown on the request");
     assert!(shown.status == "False" && shown.message.contains(said), "{shown:?}");
 
@@ -102,5 +96,4 @@ async fn the_cis_deployments_arguments_decide_cis_ready_and_a_change_shows_with_
     }
     deployments.create(&PostParams::default(), &cis).await.expect("create");
     until("ready again", 20, || async { cis_ready(&w.lbs).await.is_some_and(|c| c.status == "True") }).await;
-    run.abort();
 }
