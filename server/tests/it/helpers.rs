@@ -348,7 +348,7 @@ where
 
 /// How many reconciles of address requests lbdesk's reconciler has finished, whatever their
 /// result (its `lbdesk_reconciles_total`).
-pub async fn reconciles(lbdesk: &Lbdesk) -> u64 {
+async fn reconciles(lbdesk: &Lbdesk) -> u64 {
     let res = reqwest::get(format!("{}/metrics", lbdesk.metrics_url)).await.expect("scrape");
     let text = res.text().await.expect("metrics");
     let counted = text.lines().filter(|l| l.starts_with(r#"lbdesk_reconciles_total{kind="lbticket","#));

@@ -2,17 +2,20 @@
 //!
 //! A test that needs nothing of its own does not start lbdesk again (migrations, demo seed, TLS
 //! API, reconciler): a module's tests share one, each with names of its own (requests,
-//! listeners, namespaces, load balancers and their AS3 tenants, projects and tenants
-//! (`user::own_tenant`), client addresses for the sign-in throttle), so none sees another's
-//! objects. Tests that need a fresh server keep their own (`helpers::spawn_lbdesk`):
-//! - restarts, crashes, HA and upgrades;
-//! - a server configured otherwise: options no other test of the module takes, a directory
-//!   server of the test's own;
-//! - a change to what every test of the server relies on: the BIG-IP simulator refusing a
-//!   tenant, failing every read or checking other credentials; the driver failing; a reset of
-//!   every demo account's password;
-//! - an assertion about the whole server: every write to a cluster, the reconciler's counters
-//!   and reconcilers of the test's own, every call to the driver, every row of every table.
+//! listeners, namespaces, load balancers and their AS3 tenants, CIS namespaces, projects and
+//! tenants (`user::own_tenant`), client addresses for the sign-in throttle), so none sees
+//! another's objects. A test that changes what the simulators do changes its own part only: a
+//! member, a tenant (`faultTenants`) or a request (`faultTickets`) of its own. A module's lbdesk
+//! is started as the module needs (`Shared::with`: TLS, short sessions, a webhook, an ensure
+//! pass every second, no reconciler); tests that need another one are in a module of their own.
+//!
+//! Tests that start a fresh lbdesk of their own (`helpers::spawn_lbdesk`):
+//! - restarts, crashes, HA and upgrades: of lbdesk, of its reconciler (a crash after a write
+//!   step, half a pair left, a stop and a second run, the driver down and then up), of a member
+//!   cluster (unreachable);
+//! - a directory server of the test's own (OpenLDAP, configured for the test; several stop it,
+//!   hang it or change its groups), which no shared lbdesk could outlive: it would be left
+//!   running when the test binary exits.
 //!
 //! A shared lbdesk runs on a runtime of its own that outlives every test (a test's runtime ends
 //! with the test), until the test binary exits. A panic on that runtime fails each test holding

@@ -60,15 +60,35 @@ async fn versions_of(w: &World, scope: Scope) -> Vec<(String, Option<String>)> {
     all
 }
 
+/// Waits for `n` ensure passes: `n` seconds, and as many reconciles as `n` passes over every
+/// request lbdesk holds make. NB: both, as another test's request retried every second or two
+/// adds reconciles of its own.
+async fn passes(lbdesk: &Lbdesk, w: &World, n: u64) {
+    let started = std::time::Instant::now();
+    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
+    after_rounds(lbdesk, tickets, n).await;
+    tokio::time::sleep(Duration::from_secs(n).saturating_sub(started.elapsed())).await;
+}
+
 /// Three ensure passes (of every request lbdesk holds) over what `scope` holds, converged:
 /// fails if one wrote any of it. Returns the versions seen.
+///
+/// NB: converged is nothing of it written over two passes, within twenty. The load
+/// balancer's capacity and a request's read-back follow an allocation later, the later the
+/// busier the lbdesk; one written on every pass never converges.
 async fn three_passes_write_nothing(lbdesk: &Lbdesk, w: &World, scope: Scope) -> Vec<(String, Option<String>)> {
-    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len();
-    after_rounds(lbdesk, tickets, 2).await;
-    let before = versions_of(w, scope).await;
-    after_rounds(lbdesk, tickets, 3).await;
-    assert_eq!(versions_of(w, scope).await, before, "three ensure passes over a converged cluster write nothing");
-    before
+    let mut before = versions_of(w, scope).await;
+    for _ in 0..10 {
+        passes(lbdesk, w, 2).await;
+        let now = versions_of(w, scope).await;
+        if now == before {
+            passes(lbdesk, w, 3).await;
+            assert_eq!(versions_of(w, scope).await, now, "three ensure passes over a converged cluster write nothing");
+            return now;
+        }
+        before = now;
+    }
+    panic!("not converged within twenty passes: {before:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,14 +153,18 @@ async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
     w.lbs.create(&PostParams::default(), &other).await.expect("lb");
     w.tickets.create(&PostParams::default(), &ticket_in(FLOP, "flop-theirs", None, false)).await.expect("ticket");
     wait_phase(&w.tickets, "flop-theirs", Phase::Enabled).await;
-    // Through four rounds of syncs (one a second), the label keeps the value it had.
-    let tickets = w.tickets.list(&ListParams::default()).await.expect("tickets").items.len() as u64;
-    let until_round = reconciles(&lbdesk).await + 4 * tickets;
-    until("four rounds of syncs", 30, || async {
-        assert_eq!(cis_namespace().await.as_deref(), Some("f5"), "the label never flips");
-        reconciles(&lbdesk).await >= until_round
-    })
-    .await;
+    // Through four passes (one a second), the label keeps the value it had.
+    let watched = async {
+        loop {
+            assert_eq!(cis_namespace().await.as_deref(), Some("f5"), "the label never flips");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        () = passes(&lbdesk, &w, 4) => {}
+        never = watched => never,
+    }
+    assert_eq!(cis_namespace().await.as_deref(), Some("f5"), "the label never flips");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use server::driver::sim::{Behaviour, Deny, Fault};
 use server::reconciler::{self, Crash, Step};
 use tokio::task::JoinHandle;
 
-use crate::helpers::{Backend, Lbdesk, Options, after_rounds, reconciles, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, Lbdesk, Options, after_rounds, spawn_lbdesk_with, until};
 use crate::shared::Shared;
 
 mod cluster_mode;
