@@ -101,7 +101,7 @@ async fn apply(clusters: &Clusters, seen: &mut Seen, secret: &Secret) {
         remove(clusters, seen, &name);
     }
     let member = match kubeconfig {
-        Ok(kubeconfig) => match client_of(&kubeconfig, None).await {
+        Ok(kubeconfig) => match client_of(&kubeconfig, None, app::ssr::clusters::KEEP_IDLE).await {
             Ok(client) => Member::Ready(client),
             Err(e) => Member::Broken(format!("the Secret {}/{name}: {e:#}", secret.namespace().unwrap_or_default())),
         },

@@ -147,7 +147,9 @@ impl Server {
                 // kubectl users get the admin's token; lbdesk's own clients, its own.
                 let kubeconfig = kubeconfig_with(&embedded.token);
                 let own = parse_kubeconfig(&kubeconfig_with(&embedded.own_token))?;
-                let clusters = Clusters::from_kubeconfig(own, &args.mgmt_cluster).await?;
+                // NB: lbdesk's clients let go of an idle connection before its API closes it.
+                let keep_idle = (idle / 2).min(app::ssr::clusters::KEEP_IDLE);
+                let clusters = Clusters::from_kubeconfig(own, &args.mgmt_cluster, keep_idle).await?;
                 let api = EmbeddedApi::serve(listener, crate::api::routes::router(embedded.api), tls, idle)?;
                 (Some((api, api_local)), Some(kubeconfig), clusters)
             }
@@ -373,7 +375,8 @@ async fn mgmt_client(args: &ServeArgs) -> anyhow::Result<kube::Client> {
     let kubeconfig = kube::config::Kubeconfig::read_from(path)
         .with_context(|| format!("could not read the kubeconfig {}", path.display()))?;
     let named = kubeconfig.contexts.iter().any(|c| c.name == args.mgmt_cluster);
-    app::ssr::clusters::client_of(&kubeconfig, named.then_some(args.mgmt_cluster.as_str())).await
+    let context = named.then_some(args.mgmt_cluster.as_str());
+    app::ssr::clusters::client_of(&kubeconfig, context, app::ssr::clusters::KEEP_IDLE).await
 }
 
 /// Purges the audit entries older than `days` (0 keeps every entry) at once and then hourly,

@@ -5,9 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use anyhow::Context;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use kube::Client;
+use kube::client::ConfigExt;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
@@ -36,12 +40,13 @@ pub enum Member {
 }
 
 impl Clusters {
-    /// One client per context of `kubeconfig` (a context is named after its cluster); `mgmt`
-    /// names the management cluster's context, the others are the member clusters.
-    pub async fn from_kubeconfig(kubeconfig: Kubeconfig, mgmt: &str) -> anyhow::Result<Clusters> {
+    /// One client per context of `kubeconfig` (a context is named after its cluster), each
+    /// keeping a connection unused `keep_idle` at most; `mgmt` names the management cluster's
+    /// context, the others are the member clusters.
+    pub async fn from_kubeconfig(kubeconfig: Kubeconfig, mgmt: &str, keep_idle: Duration) -> anyhow::Result<Clusters> {
         let mut clients = BTreeMap::new();
         for context in &kubeconfig.contexts {
-            clients.insert(context.name.clone(), client_of(&kubeconfig, Some(&context.name)).await?);
+            clients.insert(context.name.clone(), client_of(&kubeconfig, Some(&context.name), keep_idle).await?);
         }
         let mgmt_client = clients
             .remove(mgmt)
@@ -148,14 +153,63 @@ impl Clusters {
     }
 }
 
-/// A client for `context` of `kubeconfig` (its current context when `None`).
-pub async fn client_of(kubeconfig: &Kubeconfig, context: Option<&str>) -> anyhow::Result<Client> {
+type Call = http::Request<kube::client::Body>;
+type Traced = tower_http::trace::TraceLayer<
+    tower_http::classify::SharedClassifier<tower_http::classify::ServerErrorsAsFailures>,
+    fn(&Call) -> tracing::Span,
+    fn(&Call, &tracing::Span),
+>;
+
+/// Each call's debug lines, as kube's own client writes them: a span `HTTP` with the method and
+/// the URL, and "requesting" when it is sent (what a save's calls are counted by).
+fn traced() -> Traced {
+    fn span(request: &Call) -> tracing::Span {
+        tracing::debug_span!("HTTP", http.method = %request.method(), http.url = %request.uri())
+    }
+    fn requesting(_: &Call, _: &tracing::Span) {
+        tracing::debug!("requesting");
+    }
+    tower_http::trace::TraceLayer::new_for_http()
+        .make_span_with(span as fn(&_) -> _)
+        .on_request(requesting as fn(&_, &_))
+}
+
+/// How long a client of a Kubernetes API server keeps a connection unused for its next
+/// request, where the server closes idle connections later than that (lbdesk's embedded API:
+/// `--idle-timeout`, then half of it).
+pub const KEEP_IDLE: Duration = Duration::from_secs(15);
+
+/// A client for `context` of `kubeconfig` (its current context when `None`) that keeps a
+/// connection unused `keep_idle` at most.
+///
+/// NB: kube's own client keeps an idle connection until the server closes it, and a request
+/// sent on one as the server closes it fails: a save answered "something went wrong", a cluster
+/// shown unreachable. So lbdesk's clients let go of it first, `keep_idle` being shorter than the
+/// server's idle timeout. Otherwise the client is kube's: its TLS, credentials and headers, and
+/// its connect timeout.
+pub async fn client_of(kubeconfig: &Kubeconfig, context: Option<&str>, keep_idle: Duration) -> anyhow::Result<Client> {
     let options = KubeConfigOptions { context: context.map(String::from), ..Default::default() };
     let shown = context.unwrap_or("current");
     let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
         .await
         .with_context(|| format!("the kubeconfig context {shown} is unusable"))?;
-    Client::try_from(config).with_context(|| format!("no client for the kubeconfig context {shown}"))
+    let unusable = || format!("no client for the kubeconfig context {shown}");
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    tcp.set_connect_timeout(config.connect_timeout);
+    let connector = config.rustls_https_connector_with_connector(tcp).with_context(unusable)?;
+    let pool = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(keep_idle)
+        .pool_timer(TokioTimer::new())
+        .build(connector);
+    let service = tower::ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer().with_context(unusable)?)
+        .layer(config.extra_headers_layer().with_context(unusable)?)
+        .layer(traced())
+        .map_err(tower::BoxError::from)
+        .service(pool);
+    Ok(Client::new(service, config.default_namespace))
 }
 
 /// The kubeconfig of the embedded API at `base_url` (e.g. `https://127.0.0.1:6443`): one context

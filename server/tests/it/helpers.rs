@@ -225,6 +225,7 @@ pub async fn spawn_lbdesk_with(backend: Backend, options: Options) -> Lbdesk {
 
 /// Starts lbdesk with `options` on `test_db` (a fresh one, or one a stopped lbdesk used).
 pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
+    crate::log_capture::install();
     let panics = Watch::start();
     let sim_config = test_db.dir.path().join("driver-sim.json");
     std::fs::write(&sim_config, serde_json::to_string(&options.driver).expect("behaviour"))

@@ -4,11 +4,15 @@
 //! A global subscriber can be installed once per process, so this one is shared by every test of
 //! the binary; it formats events only while some [`Capture`] is alive (the others pay nothing),
 //! and a capture sees what was written since it started, other tests' lines included.
+//!
+//! It also writes every error any lbdesk of the binary logs to the standard error, at once:
+//! a run logs none, and a test that fails on a 500 ("the server log has details") has them
+//! in the run's output.
 
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use tracing_subscriber::filter::{EnvFilter, dynamic_filter_fn};
+use tracing_subscriber::filter::{EnvFilter, LevelFilter, dynamic_filter_fn};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -56,9 +60,9 @@ impl<'a> MakeWriter<'a> for ToBuffer {
     }
 }
 
-/// Installs the subscriber, once per binary. Fails if something else installed one first (then
-/// nothing would be captured and a search would prove nothing).
-fn install() {
+/// Installs the subscriber, once per binary (each lbdesk a test starts asks). Fails if something
+/// else installed one first (then nothing would be captured and a search would prove nothing).
+pub fn install() {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
     let installed = INSTALLED.get_or_init(|| {
         let layer = fmt::layer()
@@ -70,7 +74,8 @@ fn install() {
             // was alive stayed silent for the whole run (the Kubernetes client's lines went
             // missing from captures depending on which test reached them first).
             .with_filter(dynamic_filter_fn(|_, _| buffer().active > 0));
-        tracing_subscriber::registry().with(layer).try_init().map_err(|e| e.to_string())
+        let errors = fmt::layer().with_ansi(false).with_writer(std::io::stderr).with_filter(LevelFilter::ERROR);
+        tracing_subscriber::registry().with(layer).with(errors).try_init().map_err(|e| e.to_string())
     });
     if let Err(e) = installed {
         panic!("the log capture needs the global tracing subscriber, which was already set: {e}");

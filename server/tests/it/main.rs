@@ -8,6 +8,7 @@ mod bigip_asked;
 mod bigip_refusal;
 mod boundary;
 mod cis;
+mod clients;
 mod conformance;
 mod demo;
 mod directory;

@@ -12,9 +12,10 @@ use crate::shared::Shared;
 /// The module's lbdesk serves its web UI over TLS.
 static LBDESK: Shared = Shared::with(tls, false);
 
-/// The folder of the certificates: lbdesk's (`cert.pem`, `key.pem`) and its CA's (`ca.pem`).
-fn certificates() -> PathBuf {
-    let dir = crate::shared::files("web_tls");
+/// The folder of a module's certificates, beside its shared lbdesk's data (made once): the
+/// server's (`cert.pem`, `key.pem`, for 127.0.0.1 and localhost) and its CA's (`ca.pem`).
+pub(crate) fn certificates(module: &str) -> PathBuf {
+    let dir = crate::shared::files(module);
     if !dir.join("ca.pem").exists() {
         let ca = certificate(&dir);
         std::fs::write(dir.join("ca.pem"), ca).expect("write");
@@ -23,7 +24,7 @@ fn certificates() -> PathBuf {
 }
 
 fn tls() -> Options {
-    let dir = certificates();
+    let dir = certificates("web_tls");
     let http =
         HttpArgs { tls_cert: Some(dir.join("cert.pem")), tls_key: Some(dir.join("key.pem")), ..Default::default() };
     Options { http, ..Default::default() }
@@ -54,7 +55,7 @@ pub(crate) fn certificate(dir: &std::path::Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_ui_serves_https_with_the_given_certificate_and_secure_cookies() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
-    let ca = std::fs::read_to_string(certificates().join("ca.pem")).expect("the CA");
+    let ca = std::fs::read_to_string(certificates("web_tls").join("ca.pem")).expect("the CA");
     let https = lbdesk.url.replacen("http://", "https://", 1);
     let client = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("pem"))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use app::domain::crd::{CONDITION_REACHABLE, Loadbalancer, Phase};
 use app::screens::loadbalancers::LbRow;
 use app::screens::tickets::TicketDetail;
+use app::ssr::clusters::{Clusters, KEEP_IDLE};
 use kube::api::{Api, PostParams};
 use server::reconciler;
 
@@ -51,7 +52,7 @@ async fn an_unreachable_member_cluster_shows_on_its_load_balancers_and_requests(
         }
     }
     let parsed = app::ssr::clusters::parse_kubeconfig(&kubeconfig).expect("kubeconfig");
-    let clusters = app::ssr::clusters::Clusters::from_kubeconfig(parsed, "mgmt").await.expect("clusters");
+    let clusters = Clusters::from_kubeconfig(parsed, "mgmt", KEEP_IDLE).await.expect("clusters");
     let ctx = Arc::new(reconciler::Context::new(clusters, lbdesk.driver.clone(), config(&lbdesk)));
     let run = tokio::spawn(reconciler::controllers::run(ctx.clone(), std::future::pending()));
 

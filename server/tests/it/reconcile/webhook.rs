@@ -10,21 +10,10 @@ use server::config::WebhookArgs;
 use super::{loadbalancer, ticket, wait_phase, world};
 use crate::helpers::{Backend, Lbdesk, Options, until};
 use crate::shared::Shared;
-use crate::web_tls::certificate;
+use crate::web_tls::{certificate, certificates};
 
 /// The module's lbdesk serves the webhook with the certificate of `certificates("webhook")`.
 static LBDESK: Shared = Shared::with(|| webhook(&certificates("webhook"), false), false);
-
-/// A folder of certificates for a module's webhook: its own (`cert.pem`, `key.pem`) and its
-/// CA's (`ca.pem`).
-pub(super) fn certificates(module: &str) -> std::path::PathBuf {
-    let dir = crate::shared::files(module);
-    if !dir.join("ca.pem").exists() {
-        let ca = certificate(&dir);
-        std::fs::write(dir.join("ca.pem"), ca).expect("write");
-    }
-    dir
-}
 
 /// lbdesk serving the webhook with the certificate of `dir` (and the client CA there, when
 /// asked).

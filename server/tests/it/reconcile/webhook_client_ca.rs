@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::webhook::{admission_entries, certificates, client, hooked, review, webhook};
+use super::webhook::{admission_entries, client, hooked, review, webhook};
 use crate::helpers::{Backend, Options};
 use crate::shared::Shared;
+use crate::web_tls::certificates;
 
 const MODULE: &str = "webhook_client_ca";
 
