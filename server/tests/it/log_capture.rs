@@ -5,9 +5,10 @@
 //! the binary; it formats events only while some [`Capture`] is alive (the others pay nothing),
 //! and a capture sees what was written since it started, other tests' lines included.
 //!
-//! It also writes every error any lbdesk of the binary logs to the standard error, at once:
-//! a run logs none, and a test that fails on a 500 ("the server log has details") has them
-//! in the run's output.
+//! It also writes every error any lbdesk of the binary logs to the standard error, at once, so
+//! that a test failing on a 500 ("the server log has details") has them in the run's output.
+//! The tests that make errors on purpose (a group mapping refused, a member cluster that cannot
+//! be reached) show theirs there too.
 
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard, OnceLock};
