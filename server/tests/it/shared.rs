@@ -29,6 +29,8 @@ use std::sync::Mutex;
 use tokio::runtime::{Handle, Id};
 use tokio::sync::OnceCell;
 
+use app::ssr::db::{Db, Engine};
+
 use crate::helpers::{Backend, Lbdesk, Options, TestDb, start_on};
 use crate::panics::Watch;
 
@@ -83,7 +85,9 @@ async fn start(backend: Backend, options: Options, demo_lb: bool) -> &'static Ho
         .expect("a runtime for the shared lbdesk");
     let starting = runtime.spawn(async move {
         let test_db = TestDb::new_in(backend, &shared_dir()).await;
-        let lbdesk = start_on(test_db, options).await;
+        let url = test_db.url.clone();
+        let mut lbdesk = start_on(test_db, options).await;
+        lbdesk.db = tests_pool(&url).await;
         if demo_lb {
             crate::user::register_demo_lb(&lbdesk).await;
         }
@@ -105,6 +109,38 @@ pub fn files(name: &str) -> PathBuf {
     let dir = shared_dir().join(name);
     std::fs::create_dir_all(&dir).expect("a folder for a shared lbdesk's files");
     dir
+}
+
+/// The tests' way into a shared lbdesk's database: a pool of its own, whose connections are all
+/// opened on the shared lbdesk's runtime and no others are.
+///
+/// NB: not lbdesk's own pool. A connection is bound to the runtime it was opened on, and one a
+/// test opened stopped working when the test's runtime ended: lbdesk's next use of it failed
+/// ("A Tokio 1.x context was found, but it is being shutdown": a session not saved, a 500).
+async fn tests_pool(url: &str) -> Db {
+    use sqlx::Executor;
+    const SIZE: u32 = 4;
+    let sqlite = !url.starts_with("postgres");
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .min_connections(SIZE)
+        .max_connections(SIZE)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                // NB: as lbdesk's own (`Db::connect`): writers wait their turn.
+                if sqlite {
+                    conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000").await?;
+                }
+                Ok(())
+            })
+        })
+        .connect(url)
+        .await
+        .expect("the tests' pool");
+    let opened = futures::future::join_all((0..SIZE).map(|_| pool.acquire())).await;
+    assert!(opened.iter().all(Result::is_ok), "the tests' connections open: {opened:?}");
+    drop(opened);
+    let engine = if sqlite { Engine::Sqlite } else { Engine::Postgres };
+    Db { pool, engine }
 }
 
 /// Where this process keeps its shared lbdesks' data: `target/tmp`, by process, the folders of

@@ -27,12 +27,20 @@ const FLOP: Scope = Scope { lb: "flop", tenant: "flop", namespace: "flip", cis: 
 const MEND: Scope = Scope { lb: "mend", tenant: "mend", namespace: "mend", cis: "mend-cis" };
 const FAULTY: Scope = Scope { lb: "faulty", tenant: "faulty", namespace: "faulty", cis: "faulty-cis" };
 
-/// The requests' namespace of `scope` (with the demo Services) and its CIS namespace.
-async fn namespaces(lbdesk: &Lbdesk, scope: Scope) {
+/// The namespaces of `scope` (its requests', with the demo Services, and its CIS namespace) and
+/// its load balancer, of VE range `ve_cidr`.
+async fn own(lbdesk: &Lbdesk, w: &World, scope: Scope, ve_cidr: &str) {
     crate::user::own_namespace(lbdesk, CLUSTER, "project-a", scope.namespace).await;
     let cis = serde_json::from_value(json!({"metadata": {"name": scope.cis}})).expect("a namespace");
     let member = lbdesk.client(CLUSTER).await;
     Api::<Namespace>::all(member).create(&PostParams::default(), &cis).await.expect("the CIS namespace");
+    w.lbs.create(&PostParams::default(), &own_loadbalancer(scope, ve_cidr, &[])).await.expect("lb");
+}
+
+/// The request `name` of `scope` (with a listener when `with_listener`), once Enabled.
+async fn enabled(w: &World, scope: Scope, name: &str, with_listener: bool) {
+    w.tickets.create(&PostParams::default(), &ticket_in(scope, name, None, with_listener)).await.expect("ticket");
+    wait_phase(&w.tickets, name, Phase::Enabled).await;
 }
 
 /// The resource version of everything the reconciler writes for `scope` (any write bumps one):
@@ -95,10 +103,8 @@ async fn three_passes_write_nothing(lbdesk: &Lbdesk, w: &World, scope: Scope) ->
 async fn a_resync_writes_nothing_and_repairs_drift() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    namespaces(&lbdesk, RESYNC).await;
-    w.lbs.create(&PostParams::default(), &own_loadbalancer(RESYNC, "20.71.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket_in(RESYNC, "resync-web", None, true)).await.expect("ticket");
-    wait_phase(&w.tickets, "resync-web", Phase::Enabled).await;
+    own(&lbdesk, &w, RESYNC, "20.71.0.0/24").await;
+    enabled(&w, RESYNC, "resync-web", true).await;
     until("the labels", 10, || async {
         service_labels(&w.member, RESYNC, "web-v2").await.contains_key("cis.f5.com/as3-pool")
     })
@@ -136,10 +142,8 @@ async fn a_resync_writes_nothing_and_repairs_drift() {
 async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    namespaces(&lbdesk, FLIP).await;
-    w.lbs.create(&PostParams::default(), &own_loadbalancer(FLIP, "20.72.0.0/24", &[])).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket_in(FLIP, "flip-web", None, true)).await.expect("ticket");
-    wait_phase(&w.tickets, "flip-web", Phase::Enabled).await;
+    own(&lbdesk, &w, FLIP, "20.72.0.0/24").await;
+    enabled(&w, FLIP, "flip-web", true).await;
     let cis_namespace = || async {
         let ns = Api::<Namespace>::all(w.member.clone()).get(FLIP.cis).await.expect("namespace");
         ns.labels().get("zone").cloned()
@@ -151,8 +155,7 @@ async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
     let mut other = own_loadbalancer(FLOP, "20.74.0.0/24", &[]);
     other.spec.nsselector = BTreeMap::from([("zone".to_string(), "other".to_string())]);
     w.lbs.create(&PostParams::default(), &other).await.expect("lb");
-    w.tickets.create(&PostParams::default(), &ticket_in(FLOP, "flop-theirs", None, false)).await.expect("ticket");
-    wait_phase(&w.tickets, "flop-theirs", Phase::Enabled).await;
+    enabled(&w, FLOP, "flop-theirs", false).await;
     // Through four passes (one a second), the label keeps the value it had.
     let watched = async {
         loop {
@@ -171,8 +174,7 @@ async fn a_namespace_label_two_load_balancers_want_two_ways_never_flips() {
 async fn a_hand_edit_of_an_f5_ingress_is_repaired_and_a_converged_one_writes_nothing() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    namespaces(&lbdesk, MEND).await;
-    w.lbs.create(&PostParams::default(), &own_loadbalancer(MEND, "20.73.0.0/24", &[])).await.expect("lb");
+    own(&lbdesk, &w, MEND, "20.73.0.0/24").await;
     let own = users_ingress(&w.member, MEND, "own").await;
     // As `kubectl apply` of a whole ticket: the F5 Ingress is written once Enabled.
     let shop = f5("shop", "/", "web-v1");
@@ -220,8 +222,7 @@ async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
     const WEB: &str = "faulty-web";
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     let w = world(&lbdesk).await;
-    namespaces(&lbdesk, FAULTY).await;
-    w.lbs.create(&PostParams::default(), &own_loadbalancer(FAULTY, "20.75.0.0/24", &[])).await.expect("lb");
+    own(&lbdesk, &w, FAULTY, "20.75.0.0/24").await;
     let message =
         || async { w.tickets.get(WEB).await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
     // NB: the faults are limited to this test's request, which the other tests here leave alone.
