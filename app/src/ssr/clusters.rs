@@ -186,7 +186,7 @@ pub const KEEP_IDLE: Duration = Duration::from_secs(15);
 /// sent on one as the server closes it fails: a save answered "something went wrong", a cluster
 /// shown unreachable. So lbdesk's clients let go of it first, `keep_idle` being shorter than the
 /// server's idle timeout. Otherwise the client is kube's: its TLS, credentials and headers, and
-/// its connect timeout.
+/// its connect timeout; through a proxy, it is kube's own.
 pub async fn client_of(kubeconfig: &Kubeconfig, context: Option<&str>, keep_idle: Duration) -> anyhow::Result<Client> {
     let options = KubeConfigOptions { context: context.map(String::from), ..Default::default() };
     let shown = context.unwrap_or("current");
@@ -194,6 +194,11 @@ pub async fn client_of(kubeconfig: &Kubeconfig, context: Option<&str>, keep_idle
         .await
         .with_context(|| format!("the kubeconfig context {shown} is unusable"))?;
     let unusable = || format!("no client for the kubeconfig context {shown}");
+    if config.proxy_url.is_some() {
+        // NB: through a proxy (`proxy-url`), kube's client as it is: it speaks the proxy's
+        // protocol, and its connections are the proxy's to keep.
+        return Client::try_from(config).with_context(unusable);
+    }
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_connect_timeout(config.connect_timeout);
