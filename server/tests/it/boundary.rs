@@ -10,9 +10,10 @@ use app::error::AppError;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Backend, Lbdesk, Options, browser, lb_form, spawn_lbdesk_with, until};
+use crate::helpers::{Backend, Lbdesk, browser, lb_form, until};
 use crate::shared::Shared;
 
+mod directory;
 mod table;
 
 pub(crate) use table::{Access, Case, SECRET_TICKET, SECRET_VEIP, TABLE, Ty, case, ticket_form};
@@ -75,8 +76,8 @@ fn error_of(body: &str) -> AppError {
 }
 
 /// The module's lbdesk, of the test as a local user. Its one test calls every server function
-/// and registers the load balancer `demo`; the directory user's test has a directory server,
-/// and so an lbdesk, of its own.
+/// and registers the load balancer `demo`; the directory user's test has one of its own
+/// (`directory`).
 static LBDESK: Shared = Shared::new();
 
 /// A load balancer offered to every project on `lbdesk`, and bob's request `b-secret` on it.
@@ -115,16 +116,6 @@ async fn the_boundary_holds_for_every_server_function() {
     let lbdesk = LBDESK.get(Backend::Sqlite).await;
     with_bobs_secret(&lbdesk).await;
     boundary_holds(&lbdesk, demo("alice")).await;
-}
-
-/// The same for dora, a tenant of project-a as alice is, signing in from the directory.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_boundary_holds_for_a_directory_user_too() {
-    let slapd = crate::directory::Slapd::start();
-    let file = crate::directory::config(&slapd, crate::directory::Style::ActiveDirectory, "");
-    let lbdesk = spawn_lbdesk_with(Backend::Sqlite, Options { directory: Some(file), ..Default::default() }).await;
-    with_bobs_secret(&lbdesk).await;
-    boundary_holds(&lbdesk, ("dora", "dora-directory")).await;
 }
 
 /// Every server function, as anonymous, as `tenant` (of project-a: bob's request is not theirs),

@@ -9,13 +9,13 @@
 //! is started as the module needs (`Shared::with`: TLS, short sessions, a webhook, an ensure
 //! pass every second, no reconciler); tests that need another one are in a module of their own.
 //!
-//! Tests that start a fresh lbdesk of their own (`helpers::spawn_lbdesk`):
-//! - restarts, crashes, HA and upgrades: of lbdesk, of its reconciler (a crash after a write
-//!   step, half a pair left, a stop and a second run, the driver down and then up), of a member
-//!   cluster (unreachable);
-//! - a directory server of the test's own (OpenLDAP, configured for the test; several stop it,
-//!   hang it or change its groups), which no shared lbdesk could outlive: it would be left
-//!   running when the test binary exits.
+//! Tests that start a fresh lbdesk of their own (`helpers::spawn_lbdesk`) are those of restarts,
+//! crashes, HA and upgrades: of lbdesk, of its reconciler (a crash after a write step, half a
+//! pair left, a stop and a second run, the driver down and then up), of a member cluster
+//! (unreachable), of the directory (down or frozen: a directory server of the test's own, which
+//! the test stops or freezes). The directory every other test signs in with is one for the whole
+//! test binary (`directory::shared`), where a test that changes it adds users and groups of its
+//! own.
 //!
 //! A shared lbdesk runs on a runtime of its own that outlives every test (a test's runtime ends
 //! with the test), until the test binary exits. A panic on that runtime fails each test holding

@@ -14,7 +14,14 @@ use serde_json::{Value, json};
 
 use super::{ACT_TICKET, API_KINDS, ApiKind, Call, Tracked, ticket_form};
 use crate::boundary::{self, Access};
-use crate::helpers::{self, Backend, Lbdesk, browser};
+use crate::directory::{Style, shared_options};
+use crate::helpers::{self, Backend, browser};
+use crate::shared::{Lease, Shared};
+
+/// The module's lbdesk, for its one test alone (which checks that exactly the objects its calls
+/// created exist), signing dora in with the shared directory (where every hostile name typed at
+/// sign-in reaches).
+static LBDESK: Shared = Shared::with(|| shared_options("hostile", Style::ActiveDirectory, |text| text), false);
 
 /// What the accepted calls created (and deleted), to compare with what exists at the end.
 #[derive(Default)]
@@ -28,9 +35,7 @@ pub(super) struct Made {
 
 /// lbdesk, its signed-in users, and the API's address and credentials.
 pub(super) struct World {
-    pub(super) lbdesk: Lbdesk,
-    /// The directory lbdesk signs dora in with (and every hostile name typed at sign-in reaches).
-    _directory: crate::directory::Slapd,
+    pub(super) lbdesk: Lease,
     pub(super) admin: reqwest::Client,
     pub(super) alice: reqwest::Client,
     /// A tenant of project-a signed in from the directory, for the calls of any signed-in user.
@@ -48,10 +53,7 @@ pub(super) struct World {
 impl World {
     pub(super) async fn start() -> World {
         use base64::Engine;
-        let directory = crate::directory::Slapd::start();
-        let config = crate::directory::config(&directory, crate::directory::Style::ActiveDirectory, "");
-        let options = helpers::Options { directory: Some(config), ..Default::default() };
-        let lbdesk = helpers::spawn_lbdesk_with(Backend::Sqlite, options).await;
+        let lbdesk = LBDESK.get(Backend::Sqlite).await;
         let kubeconfig = &lbdesk.kubeconfig;
         let ca = kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"].as_str().expect("ca");
         let ca = base64::engine::general_purpose::STANDARD.decode(ca).expect("base64");
@@ -75,7 +77,6 @@ impl World {
             bob: helpers::signed_in(&lbdesk, "bob").await,
             anonymous: browser(),
             lbdesk,
-            _directory: directory,
             api,
             api_base,
             token,
