@@ -79,7 +79,7 @@ async fn run(clusters: Clusters, bigip: String) {
             let posted = match crate::cis::posts::posted(&client, &args).await {
                 Ok(posted) => posted,
                 Err(e) => {
-                    tracing::debug!(%cluster, error = %e, "the simulated CIS could not read its cluster");
+                    tracing::debug!(%cluster, error = format!("{e:#}"), "the simulated CIS could not read its cluster");
                     continue;
                 }
             };

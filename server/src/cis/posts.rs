@@ -36,22 +36,30 @@ pub async fn revision(client: &kube::Client) -> kube::Result<Option<String>> {
 }
 
 /// What CIS running with `args` posts for the cluster `client` reaches.
-pub async fn posted(client: &kube::Client, args: &CisArgs) -> kube::Result<Posted> {
+pub async fn posted(client: &kube::Client, args: &CisArgs) -> anyhow::Result<Posted> {
     let namespaces: Vec<Namespace> = all(client).await?;
     let configmaps: Vec<ConfigMap> = all(client).await?;
     let ingresses: Vec<Ingress> = all(client).await?;
     let services: Vec<Service> = all(client).await?;
     let endpoints: Vec<Endpoints> = all(client).await?;
     let nodes: Vec<Node> = all(client).await?;
-    let world = World {
-        args,
-        namespaces: &namespaces,
-        configmaps: &configmaps,
-        ingresses: &ingresses,
-        backends: Backends { services: &services, endpoints: &endpoints, nodes: &nodes },
-        schema_version: SCHEMA_VERSION,
-    };
-    Ok(post(&world, &validate_as_cis))
+    let args = args.clone();
+    // NB: off the async workers: modelling and validating a cluster's posts takes the CPU for
+    // tens of milliseconds with 1,000 listeners, and held up every request and reconcile of the
+    // process meanwhile (a save's p95 went from 66 to over 500 ms, docs/perf.md).
+    tokio::task::spawn_blocking(move || {
+        let world = World {
+            args: &args,
+            namespaces: &namespaces,
+            configmaps: &configmaps,
+            ingresses: &ingresses,
+            backends: Backends { services: &services, endpoints: &endpoints, nodes: &nodes },
+            schema_version: SCHEMA_VERSION,
+        };
+        post(&world, &validate_as_cis)
+    })
+    .await
+    .context("the model of CIS's posts stopped")
 }
 
 /// The report `lbdesk cis-post` prints: every post with its validity, what CIS passes over.
