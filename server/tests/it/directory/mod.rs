@@ -32,8 +32,9 @@ pub struct Slapd {
     pub dir: PathBuf,
     pub ldaps: u16,
     pub ldap: u16,
-    /// The shell that stops slapd once its input ends: the input is this process's, and ends with
-    /// it (killed or not). NB: slapd runs as a daemon, outside the test binary's process group.
+    /// The shell that stops slapd and removes its folder once its input ends: the input is this
+    /// process's, and ends with it (killed or not). NB: slapd runs as a daemon, which the test
+    /// binary's end alone would leave running.
     _watcher: Child,
     _temp: Option<tempfile::TempDir>,
 }
@@ -49,18 +50,28 @@ fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/directory").join(name)
 }
 
-/// Runs `start.sh` (`$0`, with its arguments), says `started`, then waits for its input to end
-/// and stops slapd (going on first, if it was frozen).
-const WATCH: &str = r#"sh "$0" "$@" || exit 1
+/// Runs `start.sh` (`$0`, with its arguments: the folder first), says `started`, then waits for
+/// its input to end, stops slapd (going on first, if it was frozen) and removes the folder. A
+/// slapd that started when the rest did not is stopped at once.
+const WATCH: &str = r#"stop() {
+    pid=$(cat "$1/slapd.pid" 2>/dev/null) && kill -TERM "$pid" && kill -CONT "$pid"
+    for _ in $(seq 1 50); do [ -e "$1/slapd.pid" ] || return 0; sleep 0.1; done
+}
+sh "$0" "$@" || { stop "$1"; exit 1; }
 echo started
 read -r _
-pid=$(cat "$1/slapd.pid" 2>/dev/null) && kill -TERM "$pid" && kill -CONT "$pid"
-exit 0"#;
+stop "$1"
+rm -rf "$1""#;
 
 /// The directory every test that leaves it running shares: started by the first that asks.
 pub fn shared() -> &'static Slapd {
     static SHARED: OnceLock<Slapd> = OnceLock::new();
-    SHARED.get_or_init(|| Slapd::start_in(crate::shared::files("directory"), None))
+    SHARED.get_or_init(|| {
+        // NB: a folder of /tmp, as a test's own are: the path of slapd's socket in it must fit in
+        // 108 bytes, which one beside a checkout's target directory may not.
+        let dir = tempfile::Builder::new().prefix("lbdesk-test-ldap-").tempdir().expect("temporary directory");
+        Slapd::start_in(dir.keep(), None)
+    })
 }
 
 impl Slapd {
