@@ -132,12 +132,7 @@ async fn a_directory_user_is_throttled_and_gets_a_fresh_session_id() {
     let client = crate::helpers::browser();
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let res = client
-            .post(format!("{}/api/login", lbdesk.url))
-            .form(&[("username", "erik"), ("password", "erik-directory")])
-            .send()
-            .await
-            .expect("request");
+        let res = crate::web::login(&client, &lbdesk, "erik", "erik-directory").await;
         let cookie = res.headers().get("set-cookie").and_then(|c| c.to_str().ok()).unwrap_or_default().to_string();
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite"), "a safe session cookie: {cookie}");
         ids.push(cookie.split(';').next().unwrap_or_default().to_string());

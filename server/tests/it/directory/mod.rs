@@ -201,14 +201,7 @@ impl Drop for Slapd {
 /// The directory's local `bob` (in team-a-dev), whose name is a local account's too: added once.
 pub fn directory_bob() {
     static ADDED: OnceLock<()> = OnceLock::new();
-    ADDED.get_or_init(|| {
-        let ldif = "dn: uid=bob,ou=people,dc=bank,dc=example\nchangetype: add\nobjectClass: inetOrgPerson\n\
-             objectClass: adAccount\ncn: Bob Directory\nsn: Directory\nuid: bob\nsAMAccountName: bob\n\
-             userPassword: bob-directory\nuserAccountControl: 512\n\n\
-             dn: cn=team-a-dev,ou=groups,dc=bank,dc=example\nchangetype: modify\nadd: member\n\
-             member: uid=bob,ou=people,dc=bank,dc=example\n";
-        shared().modify(ldif);
-    });
+    ADDED.get_or_init(|| shared().add_user("bob", &["team-a-dev"]));
 }
 
 /// How the directory is read: as Active Directory is, or as OpenLDAP is.
@@ -256,19 +249,14 @@ pub async fn sign_in_with(
     name: &str,
     password: &str,
 ) -> (StatusCode, String) {
-    let res = client
-        .post(format!("{}/api/login", lbdesk.url))
-        .form(&[("username", name), ("password", password)])
-        .send()
-        .await
-        .expect("request");
+    let res = crate::web::login(client, lbdesk, name, password).await;
     let status = res.status();
     (status, res.text().await.expect("body"))
 }
 
 /// Who `client` is signed in as, or the status it is refused with.
 pub async fn me(lbdesk: &crate::helpers::Lbdesk, client: &reqwest::Client) -> Result<CurrentUser, StatusCode> {
-    let res = client.post(format!("{}/api/me", lbdesk.url)).json(&serde_json::json!({})).send().await.expect("request");
+    let res = crate::web::me(client, lbdesk).await;
     if res.status().is_success() { Ok(res.json().await.expect("a user")) } else { Err(res.status()) }
 }
 
