@@ -87,7 +87,7 @@ async fn start(backend: Backend, options: Options, demo_lb: bool) -> &'static Ho
         let test_db = TestDb::new_in(backend, &shared_dir()).await;
         let url = test_db.url.clone();
         let mut lbdesk = start_on(test_db, options).await;
-        lbdesk.db = tests_pool(&url).await;
+        lbdesk.db = tests_pool(&url);
         if demo_lb {
             crate::user::register_demo_lb(&lbdesk).await;
         }
@@ -111,19 +111,22 @@ pub fn files(name: &str) -> PathBuf {
     dir
 }
 
-/// The tests' way into a shared lbdesk's database: a pool of its own, whose connections are all
-/// opened on the shared lbdesk's runtime and no others are.
+/// The tests' way into a shared lbdesk's database: a pool whose connections each serve one use
+/// and are closed after it, so that each lives on the runtime of the test that opened it.
 ///
-/// NB: not lbdesk's own pool. A connection is bound to the runtime it was opened on, and one a
-/// test opened stopped working when the test's runtime ended: lbdesk's next use of it failed
-/// ("A Tokio 1.x context was found, but it is being shutdown": a session not saved, a 500).
-async fn tests_pool(url: &str) -> Db {
+/// NB: a PostgreSQL connection is bound to the runtime it was opened on. Not lbdesk's own pool:
+/// one a test opened there stopped working when the test's runtime ended, and lbdesk's next use
+/// of it failed ("A Tokio 1.x context was found, but it is being shutdown": a session not saved,
+/// a 500). Nor a pool of connections kept open on the shared runtime: sqlx hands a connection
+/// back to its pool on the runtime that drops it, and a test that ended meanwhile lost it; the
+/// pool then opened one on another test's runtime, and a third test's write failed the same way
+/// when that test ended (seen once in `audit`, on PostgreSQL).
+fn tests_pool(url: &str) -> Db {
     use sqlx::Executor;
-    const SIZE: u32 = 4;
     let sqlite = !url.starts_with("postgres");
     let pool = sqlx::any::AnyPoolOptions::new()
-        .min_connections(SIZE)
-        .max_connections(SIZE)
+        .min_connections(0)
+        .max_connections(8)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 // NB: as lbdesk's own (`Db::connect`): writers wait their turn.
@@ -133,12 +136,9 @@ async fn tests_pool(url: &str) -> Db {
                 Ok(())
             })
         })
-        .connect(url)
-        .await
+        .after_release(|_, _| Box::pin(async { Ok(false) }))
+        .connect_lazy(url)
         .expect("the tests' pool");
-    let opened = futures::future::join_all((0..SIZE).map(|_| pool.acquire())).await;
-    assert!(opened.iter().all(Result::is_ok), "the tests' connections open: {opened:?}");
-    drop(opened);
     let engine = if sqlite { Engine::Sqlite } else { Engine::Postgres };
     Db { pool, engine }
 }

@@ -9,7 +9,7 @@ use crate::on_both_databases;
 use crate::shared::Shared;
 
 /// Shared by the tests here; the test ending a user's sessions ends its own user's. A session's
-/// lifetime and idle time, and a reset of every demo password, are in `web_sessions`.
+/// lifetime and idle time, and a reset of every demo password, are in `clock::sessions`.
 static LBDESK: Shared = Shared::new();
 
 on_both_databases!(

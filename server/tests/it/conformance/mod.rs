@@ -19,6 +19,8 @@ use serde_json::json;
 use crate::helpers::{Backend, Options, spawn_lbdesk_with};
 use crate::on_both_databases;
 
+mod reflector;
+
 /// What the suite runs against.
 struct Target {
     client: Client,
