@@ -291,6 +291,9 @@ async fn credentials_show_nowhere_but_in_their_secrets() {
     // Taken down and deleted.
     let none = Patch::Merge(json!({ "spec": { "listeners": null } }));
     tickets.patch(TICKET, &PatchParams::default(), &none).await.expect("no listener");
+    // NB: as alice's page would show it: lbdesk reads a write made by someone else when its
+    // watch brings it, and until then would refuse to disable an address with a listener.
+    until("lbdesk to see the listener gone", 10, || async { alice.ticket(TICKET).await.usage.listeners == 0 }).await;
     let _: () = alice.ok("/api/ticket/act", json!({ "name": TICKET, "action": "Disable" })).await;
     alice.wait_phase(TICKET, Phase::Disabled).await;
     let _: () = alice.ok("/api/ticket/act", json!({ "name": TICKET, "action": "Delete" })).await;
