@@ -3,7 +3,7 @@
 //! store equals the listed state.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -57,27 +57,41 @@ async fn the_reflector_converges_after_a_thousand_writes_and_a_forced_410(backen
     // runtime never finished dropping, the run hung).
     let config = watcher::Config::default().timeout(1);
     let stream = reflector(writer, watcher(cms.clone(), config)).default_backoff();
-    let (inits, paused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-    let (counting, holding) = (inits.clone(), paused.clone());
+    let inits = Arc::new(AtomicUsize::new(0));
+    let counting = inits.clone();
+    let (hold, mut held) = tokio::sync::watch::channel(false);
     let driver = tokio::spawn(async move {
         let mut stream = stream.boxed();
-        while let Some(event) = stream.next().await {
-            if let Ok(watcher::Event::Init) = event {
-                counting.fetch_add(1, Ordering::SeqCst);
-            }
-            while holding.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
+        loop {
+            tokio::select! {
+                // NB: first, so that once held the stream is not polled again: its watch is not
+                // read and no new one begins until the hold ends.
+                biased;
+                gone = async { held.wait_for(|held| *held).await.is_err() } => {
+                    if gone || held.wait_for(|held| !*held).await.is_err() {
+                        break;
+                    }
+                }
+                event = stream.next() => match event {
+                    Some(Ok(watcher::Event::Init)) => {
+                        counting.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Some(_) => {}
+                    None => break,
+                },
             }
         }
     });
     reader.wait_until_ready().await.expect("the first list");
     let mut live = std::collections::BTreeSet::new();
     churn(&cms, 0, 300, &mut live).await;
-    // Hold the watcher while 700 more writes happen: its watch times out far behind the log.
-    paused.store(true, Ordering::SeqCst);
+    // Hold the watcher until its watch has ended (1 s), then write 700 more: it resumes from a
+    // version the event log (50 events) no longer reaches. NB: writing while the watch was still
+    // open let it carry every write when they came fast enough, and no 410 came (seen once).
+    hold.send_replace(true);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     churn(&cms, 300, 700, &mut live).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    paused.store(false, Ordering::SeqCst);
+    hold.send_replace(false);
 
     let want = |list: &[ConfigMap]| -> Vec<(String, Option<String>)> {
         let mut v: Vec<_> = list
