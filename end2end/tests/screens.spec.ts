@@ -152,9 +152,16 @@ test("the tenant's actions follow the phase, and delete asks first", async ({ pa
   const dialog = page.getByRole('dialog', { name: 'Confirm' });
   await expect(dialog).toContainText('Delete web-a?');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toHaveCount(0);
   await expect(badge).toHaveText('Disabled');
   await del.click();
-  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(dialog).toContainText('Delete web-a?');
+  // The page reloads its data every 2 s and draws it again: the question stays open meanwhile.
+  const reloaded = () => page.waitForResponse((r) => r.url().endsWith('/api/ticket/get') && r.ok());
+  await reloaded();
+  await reloaded();
+  await expect(dialog).toContainText('Delete web-a?');
+  await dialog.getByRole('button', { name: 'Yes, delete' }).click();
   await expect(badge).toHaveText('Deleted', { timeout: 15_000 });
   await expect(page.getByTestId('veip')).toHaveText('—');
 });

@@ -82,7 +82,13 @@ pub fn BusyButton(
     }
 }
 
-/// A destructive action that asks first.
+/// The question a page's confirmation is asking, kept by [`super::loaded::Loaded`] outside what
+/// it draws again: a page reloads its data every 2 s (`poll`), and drew the dialog away with it.
+#[derive(Clone, Copy)]
+pub struct Asking(pub RwSignal<Option<String>>);
+
+/// A destructive action that asks first. The question stays open while the page reloads its
+/// data, until answered, or until the action is no longer allowed.
 #[component]
 pub fn ConfirmButton(
     label: &'static str,
@@ -91,17 +97,19 @@ pub fn ConfirmButton(
     #[prop(into)] reason: Signal<Option<String>>,
     #[prop(into)] on_confirm: Callback<()>,
 ) -> impl IntoView {
-    let asking = RwSignal::new(false);
+    let asking = use_context::<Asking>().map_or_else(|| RwSignal::new(None), |a| a.0);
+    let (asked, shown) = (question.clone(), question.clone());
+    let open = move || reason.with(Option::is_none) && asking.with(|a| a.as_ref() == Some(&shown));
     view! {
-        <ReasonButton label reason danger=true on_click=move |_| asking.set(true) />
-        <Show when=move || asking.get()>
+        <ReasonButton label reason danger=true on_click=move |_| asking.set(Some(asked.clone())) />
+        <Show when=open>
             <div class="confirm" role="dialog" aria-modal="true" aria-label=t("common.confirm")>
                 <p>{question.clone()}</p>
                 <button type="button" class="btn btn-danger" on:click=move |_| {
-                    asking.set(false);
+                    asking.set(None);
                     on_confirm.run(());
                 }>{crate::tf!("common.confirm.yes", action = label.to_lowercase())}</button>
-                <button type="button" class="btn" on:click=move |_| asking.set(false)>{t("common.cancel")}</button>
+                <button type="button" class="btn" on:click=move |_| asking.set(None)>{t("common.cancel")}</button>
             </div>
         </Show>
     }

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::components::controls::Asking;
 use crate::components::notice::NotAllowed;
 use crate::error::AppError;
 use crate::i18n::t;
@@ -33,12 +34,14 @@ pub fn poll(tick: RwSignal<u32>, moving: Memo<bool>) {
 
 /// Shows `show` of the resource's value once it is loaded (the last one stays on screen while it
 /// reloads), or what failed: the "not allowed" page for a refusal of the role, else the message.
+/// A confirmation asked on it stays open while it reloads ([`Asking`]).
 #[component]
 pub fn Loaded<T, S>(resource: Resource<Result<T, AppError>>, show: S) -> impl IntoView
 where
     T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static,
     S: Fn(T) -> AnyView + Clone + Send + Sync + 'static,
 {
+    provide_context(Asking(RwSignal::new(None)));
     view! {
         <Transition fallback=|| view! { <p class="muted">{t("common.loading")}</p> }>
             {move || {
