@@ -231,7 +231,12 @@ impl Server {
         };
         // NB: admission is called in-process by the embedded API; it is not served on the web
         // UI's port, where anyone could ask it about load balancers and their use.
-        let probes = crate::web::Probes { db: db.clone(), clusters: clusters.clone(), reconciler: reconciler.clone() };
+        let probes = crate::web::Probes {
+            db: db.clone(),
+            clusters: clusters.clone(),
+            reconciler: reconciler.clone(),
+            said: Default::default(),
+        };
         let metrics_listener = std::net::TcpListener::bind(args.metrics_listen)
             .with_context(|| format!("could not listen on {} (metrics)", args.metrics_listen))?;
         let metrics_addr = metrics_listener.local_addr().context("no local address (metrics)")?;

@@ -29,7 +29,7 @@ pub async fn set_locale(locale: String) -> Result<String, AppError> {
                     .db
                     .set_locale(&account.username, chosen.tag())
                     .await
-                    .map_err(|e| ssr::internal("could not save the language", e))?,
+                    .map_err(|e| ssr::db_error("could not save the language", e))?,
                 Err(AppError::Unauthorized) => {}
                 Err(e) => return Err(e),
             }

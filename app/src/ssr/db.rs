@@ -1,13 +1,18 @@
 //! The SQL database: SQLite by default, PostgreSQL when the URL says so, one code path
 //! through sqlx's `Any` driver and portable SQL.
 
+mod fault;
+
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+
+pub use fault::{Cause, Fault, Health, fault};
 
 /// Which engine is behind the pool; the SQL is the same, a few tunings differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +26,8 @@ pub enum Engine {
 pub struct Db {
     pub pool: AnyPool,
     pub engine: Engine,
+    /// What the latest writes came to.
+    pub health: Arc<Health>,
 }
 
 /// The migrations of `migrations/`, compiled in: version, description, SQL, as sqlx reads the
@@ -28,13 +35,14 @@ pub struct Db {
 /// holds them to sqlx's own reading of it, checksums included). NB: not `sqlx::migrate!`: that
 /// one macro needs sqlx's macros, which compile sqlx, both drivers and tokio a second time for
 /// the compiler (about 45 CPU-s of a fresh build, docs/perf.md).
-const MIGRATIONS: [(i64, &str, &str); 6] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (1, "accounts", include_str!("../../../migrations/0001_accounts.sql")),
     (2, "embedded api", include_str!("../../../migrations/0002_embedded_api.sql")),
     (3, "audit", include_str!("../../../migrations/0003_audit.sql")),
     (4, "sessions since", include_str!("../../../migrations/0004_sessions_since.sql")),
     (5, "directory accounts", include_str!("../../../migrations/0005_directory_accounts.sql")),
     (6, "user locale", include_str!("../../../migrations/0006_user_locale.sql")),
+    (7, "store probe", include_str!("../../../migrations/0007_store_probe.sql")),
 ];
 
 /// [`MIGRATIONS`], for sqlx's migrator.
@@ -60,10 +68,14 @@ impl Db {
         } else {
             Engine::Sqlite
         };
-        let options = AnyPoolOptions::new().max_connections(match engine {
-            Engine::Sqlite => 8,
-            Engine::Postgres => 16,
-        });
+        // NB: a database out of reach answers within the acquire timeout (sqlx's default is
+        // 30 s), as a 503 naming it, rather than holding the request.
+        let options = AnyPoolOptions::new()
+            .max_connections(match engine {
+                Engine::Sqlite => 8,
+                Engine::Postgres => 16,
+            })
+            .acquire_timeout(std::time::Duration::from_secs(10));
         let options = if engine == Engine::Sqlite {
             options.after_connect(|conn, _| {
                 Box::pin(async move {
@@ -81,7 +93,60 @@ impl Db {
             pool.execute("PRAGMA journal_mode = WAL").await?;
         }
         Migrator::new(Embedded).await?.run(&pool).await?;
-        Ok(Db { pool, engine })
+        Ok(Db { pool, engine, health: Arc::default() })
+    }
+
+    /// Runs `work` in one transaction, committed when it returns `Ok`, and records the outcome
+    /// in [`Db::health`].
+    ///
+    /// NB: a connection on which anything failed is closed, never handed back to the pool.
+    /// SQLite rolls a transaction back by itself on some errors (a full disk), and sqlx, whose
+    /// own rollback then fails, kept counting it open: the connection's next transactions became
+    /// savepoints inside one that never committed. Their writes were acknowledged and lost, and
+    /// the write lock stayed taken ("database is locked" for every other connection, until a
+    /// restart). A closed connection rolls back whatever it held; the pool opens a new one.
+    pub async fn transaction<T>(
+        &self,
+        work: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        let mut conn = self.pool.acquire().await;
+        let result = match &mut conn {
+            Ok(conn) => {
+                async {
+                    let mut tx = conn.begin().await?;
+                    let value = work(&mut tx).await?;
+                    tx.commit().await?;
+                    Ok(value)
+                }
+                .await
+            }
+            Err(e) => Err(std::mem::replace(e, sqlx::Error::PoolClosed)),
+        };
+        if let (Err(_), Ok(conn)) = (&result, &mut conn) {
+            conn.close_on_drop();
+        }
+        self.health.record(&result);
+        result
+    }
+
+    /// Whether the store takes a write now: a probe row written in a transaction of its own,
+    /// unless a write failed a moment ago with nothing written since. The fault when not.
+    pub async fn writable(&self) -> Result<(), Fault> {
+        if let Some(fault) = self.health.recent_fault() {
+            return Err(fault);
+        }
+        let at = crate::ssr::now_micros();
+        let probe = self
+            .transaction(async |tx| {
+                sqlx::query(
+                    "INSERT INTO store_probe (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at",
+                )
+                .bind(at)
+                .execute(&mut *tx)
+                .await
+            })
+            .await;
+        probe.map(drop).map_err(|e| fault(&e).unwrap_or(Fault::Unavailable(Cause::Io)))
     }
 
     /// The SQLite URL of the default database file inside `data_dir`.

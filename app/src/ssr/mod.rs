@@ -77,6 +77,22 @@ pub fn internal(context: &str, e: impl std::fmt::Display) -> AppError {
     AppError::Internal(crate::i18n::t("errors.internal").into())
 }
 
+/// What a page is told of a store that cannot take its write: nothing was saved, and why.
+pub fn unavailable(fault: db::Fault) -> AppError {
+    tracing::warn!("the store is unavailable: {}", fault.cause());
+    let cause = crate::i18n::t(fault.key());
+    AppError::Unavailable { status: fault.status(), message: crate::tf!("errors.store.unavailable", cause = cause) }
+}
+
+/// A database error as a page is told it: a storage fault names its cause, anything else is
+/// logged with `context` (see [`internal`]).
+pub fn db_error(context: &str, e: sqlx::Error) -> AppError {
+    match db::fault(&e) {
+        Some(fault) => unavailable(fault),
+        None => internal(context, e),
+    }
+}
+
 /// The signed-in account, or `Unauthorized`.
 pub async fn account() -> Result<Account, AppError> {
     let session = session().await?;
@@ -87,7 +103,7 @@ pub async fn account() -> Result<Account, AppError> {
         .db
         .account(&username)
         .await
-        .map_err(|e| internal("could not load the user", e))?
+        .map_err(|e| db_error("could not load the user", e))?
         .ok_or(AppError::Unauthorized)
 }
 
@@ -95,7 +111,7 @@ pub async fn account() -> Result<Account, AppError> {
 pub async fn user() -> Result<CurrentUser, AppError> {
     let account = account().await?;
     let db = state()?.db;
-    let projects = db.projects_of(&account).await.map_err(|e| internal("could not load the projects", e))?;
+    let projects = db.projects_of(&account).await.map_err(|e| db_error("could not load the projects", e))?;
     let chosen: Option<String> =
         session().await?.get(SESSION_PROJECT).await.map_err(|e| internal("could not read the session", e))?;
     let project = chosen.filter(|p| projects.contains(p)).or_else(|| projects.first().cloned());
@@ -127,6 +143,11 @@ pub fn mgmt() -> Result<kube::Client, AppError> {
 /// NB: admission's refusals are in English (kubectl's words): the page's own checks, made
 /// first, refuse in the reader's.
 pub fn kube_error(context: &str, e: kube::Error) -> AppError {
+    if let kube::Error::Api(s) = &e
+        && let Some(fault) = db::Fault::of_status(s.code, &s.message)
+    {
+        return unavailable(fault);
+    }
     match e {
         kube::Error::Api(s) if s.code == 409 => AppError::Conflict(LOST_RACE.into()),
         kube::Error::Api(s) if s.code == 404 => {

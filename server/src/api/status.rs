@@ -1,5 +1,6 @@
 //! Errors of the embedded API, answered as `metav1.Status` bodies with Kubernetes' codes.
 
+use app::ssr::db::{Fault, fault};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -34,6 +35,10 @@ pub enum ApiError {
     /// causes (field, reason) its Status carried, passed on as a real API server does.
     #[error("admission webhook \"validate.lbdesk.ebcpaas.io\" denied the request: {message}")]
     Denied { code: u16, message: String, causes: Vec<(String, String)> },
+    /// The store cannot take the write (or answer) now: a full disk (507) or a database that
+    /// is out of reach (503). Nothing was stored; the same request may be sent again.
+    #[error("lbdesk cannot store this now: {}", .0.cause())]
+    Unavailable(Fault),
     #[error("{0}")]
     Internal(String),
 }
@@ -52,6 +57,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::Invalid { .. } => 422,
             ApiError::Denied { code, .. } => *code,
+            ApiError::Unavailable(fault) => fault.status(),
             ApiError::Internal(_) => 500,
         }
     }
@@ -71,6 +77,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "MethodNotAllowed",
             ApiError::Denied { code: 403, .. } => "Forbidden",
             ApiError::Denied { .. } => "BadRequest",
+            ApiError::Unavailable(_) => "ServiceUnavailable",
             ApiError::Internal(_) => "InternalError",
         }
     }
@@ -116,13 +123,26 @@ fn causes_of(reason: &str, causes: &[(String, String)]) -> Vec<Value> {
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
-        ApiError::internal("storage failed", e)
+        match fault(&e) {
+            Some(f) => {
+                tracing::warn!(error = %e, "the store is unavailable: {}", f.cause());
+                ApiError::Unavailable(f)
+            }
+            None => ApiError::internal("storage failed", e),
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (code, [(http::header::CONTENT_TYPE, "application/json")], self.status().to_string()).into_response()
+        let mut response =
+            (code, [(http::header::CONTENT_TYPE, "application/json")], self.status().to_string()).into_response();
+        // NB: as kube-apiserver does: clients that retry a 503 (kubectl, kube's default client)
+        // wait a second between tries instead of their own backoff.
+        if let ApiError::Unavailable(_) = self {
+            response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+        }
+        response
     }
 }

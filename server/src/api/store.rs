@@ -117,66 +117,67 @@ pub fn parse_labels(text: &str) -> BTreeMap<String, String> {
 /// Writes `event`'s object (or deletes it) and the event itself in one transaction, compacting
 /// the log now and then; returns the cluster's versions after it.
 async fn commit(db: &Db, cluster: &str, event: &Event, versions: Versions, history: i64) -> Result<Versions, ApiError> {
-    let mut tx = db.pool.begin().await?;
     let rv = event.rv;
-    if event.type_ == EventType::Deleted {
-        sqlx::query("DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4")
+    let floor = rv - history;
+    // NB: the last version needs no write of its own: the event carries it. The row is
+    // updated when the log is compacted, which must be durable.
+    let compact = floor > versions.compacted && rv % 64 == 0;
+    db.transaction(async |tx| {
+        if event.type_ == EventType::Deleted {
+            sqlx::query("DELETE FROM k8s_objects WHERE cluster = $1 AND resource = $2 AND namespace = $3 AND name = $4")
+                .bind(cluster)
+                .bind(&event.resource)
+                .bind(&event.namespace)
+                .bind(&event.name)
+                .execute(&mut *tx)
+                .await?;
+        } else {
+            sqlx::query(
+                "INSERT INTO k8s_objects (cluster, resource, namespace, name, rv, labels, body) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (cluster, resource, namespace, name) DO UPDATE SET rv = excluded.rv, labels = excluded.labels, body = excluded.body",
+            )
             .bind(cluster)
             .bind(&event.resource)
             .bind(&event.namespace)
             .bind(&event.name)
+            .bind(rv)
+            .bind(labels_text(&event.labels))
+            .bind(&*event.body)
             .execute(&mut *tx)
             .await?;
-    } else {
+        }
         sqlx::query(
-            "INSERT INTO k8s_objects (cluster, resource, namespace, name, rv, labels, body) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-             ON CONFLICT (cluster, resource, namespace, name) DO UPDATE SET rv = excluded.rv, labels = excluded.labels, body = excluded.body",
+            "INSERT INTO k8s_events (cluster, rv, resource, namespace, name, type, labels, prev_labels, body) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(cluster)
+        .bind(rv)
         .bind(&event.resource)
         .bind(&event.namespace)
         .bind(&event.name)
-        .bind(rv)
+        .bind(event.type_.as_str())
         .bind(labels_text(&event.labels))
+        .bind(labels_text(&event.prev_labels))
         .bind(&*event.body)
         .execute(&mut *tx)
         .await?;
-    }
-    sqlx::query(
-        "INSERT INTO k8s_events (cluster, rv, resource, namespace, name, type, labels, prev_labels, body) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(cluster)
-    .bind(rv)
-    .bind(&event.resource)
-    .bind(&event.namespace)
-    .bind(&event.name)
-    .bind(event.type_.as_str())
-    .bind(labels_text(&event.labels))
-    .bind(labels_text(&event.prev_labels))
-    .bind(&*event.body)
-    .execute(&mut *tx)
+        if compact {
+            sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
+                .bind(cluster)
+                .bind(floor)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
+                .bind(cluster)
+                .bind(rv)
+                .bind(floor)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(())
+    })
     .await?;
-    let floor = rv - history;
-    let mut next = Versions { last: rv, compacted: versions.compacted };
-    // NB: the last version needs no write of its own: the event carries it. The row is
-    // updated when the log is compacted, which must be durable.
-    if floor > versions.compacted && rv % 64 == 0 {
-        sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
-            .bind(cluster)
-            .bind(floor)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE k8s_clusters SET last_rv = $2, compacted = $3 WHERE name = $1")
-            .bind(cluster)
-            .bind(rv)
-            .bind(floor)
-            .execute(&mut *tx)
-            .await?;
-        next.compacted = floor;
-    }
-    tx.commit().await?;
-    Ok(next)
+    Ok(Versions { last: rv, compacted: if compact { floor } else { versions.compacted } })
 }
 
 impl Store {

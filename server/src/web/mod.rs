@@ -81,7 +81,6 @@ pub fn router(
     let error_root = root.clone();
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .merge(probes.router())
         .leptos_routes_with_context(&state, routes, headers::page_context, move || shell(options.clone(), root.clone()))
         .merge(bundle::router(&state.leptos_options))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(headers::page_context, move |o| {
@@ -101,6 +100,9 @@ pub fn router(
         // NB: outermost, so that a request whose browser leaves is served whole, the session's
         // save and the log's lines included.
         .layer(middleware::from_fn(finish::to_the_end))
+        // NB: after the layers: `/readyz` says why it is not ready itself, once per change, and
+        // is not logged as a failed request (a starting process is not ready, by design).
+        .merge(probes.router())
         .with_state(state)
 }
 

@@ -150,10 +150,14 @@ impl Lbdesk {
     }
 
     /// A `kube::Client` for one of its clusters (`mgmt`, `acp-region01`, …).
+    ///
+    /// NB: without kube's own retries of a 503 (up to 15, the waits doubling to 1,000 s): a test
+    /// sees what lbdesk answers, as lbdesk's own clients do.
     pub async fn client(&self, cluster: &str) -> kube::Client {
         let kubeconfig = app::ssr::clusters::parse_kubeconfig(&self.kubeconfig).expect("kubeconfig");
         let options = kube::config::KubeConfigOptions { context: Some(cluster.into()), ..Default::default() };
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.expect("context");
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.expect("context");
+        config.default_retry = false;
         kube::Client::try_from(config).expect("client")
     }
 

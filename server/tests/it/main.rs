@@ -13,6 +13,7 @@ mod clock;
 mod conformance;
 mod demo;
 mod directory;
+mod faults;
 mod ha;
 mod helpers;
 mod hostile;

@@ -140,7 +140,7 @@ fn tests_pool(url: &str) -> Db {
         .connect_lazy(url)
         .expect("the tests' pool");
     let engine = if sqlite { Engine::Sqlite } else { Engine::Postgres };
-    Db { pool, engine }
+    Db { pool, engine, health: Default::default() }
 }
 
 /// Where this process keeps its shared lbdesks' data: `target/tmp`, by process, the folders of

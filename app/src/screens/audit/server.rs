@@ -9,8 +9,8 @@ use crate::domain::access::{Target, Verb};
 use crate::error::AppError;
 use crate::i18n::t;
 use crate::ssr::audit::{Cursor, Filter, Projects, Record, micros};
+use crate::ssr::db_error;
 use crate::ssr::guard::caller;
-use crate::ssr::internal;
 
 /// Longest filter value accepted: the longest Kubernetes name.
 const LONGEST: usize = 253;
@@ -30,7 +30,7 @@ pub async fn list(q: AuditQuery) -> Result<AuditPage, AppError> {
         .db
         .audit_page(&projects, &filter, cursor.as_ref())
         .await
-        .map_err(|e| internal("could not read the audit log", e))?;
+        .map_err(|e| db_error("could not read the audit log", e))?;
     Ok(AuditPage { rows: page.records.into_iter().map(row).collect(), next: page.next.map(|c| c.to_string()) })
 }
 

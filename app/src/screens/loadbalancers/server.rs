@@ -23,7 +23,7 @@ use crate::domain::policy::{
 use crate::error::AppError;
 use crate::i18n::t;
 use crate::ssr::guard::{Caller, Written, caller_for};
-use crate::ssr::{self, internal, kube_error, refused};
+use crate::ssr::{self, db_error, kube_error, refused};
 
 /// What the guard calls a load balancer (it names none to a caller: the screen is an admin's).
 const WHAT: &str = "such load balancer";
@@ -379,6 +379,6 @@ pub async fn choices() -> Result<LbChoices, AppError> {
     let projects: Vec<(String,)> = sqlx::query_as("SELECT name FROM projects ORDER BY name")
         .fetch_all(&state.db.pool)
         .await
-        .map_err(|e| internal("could not list projects", e))?;
+        .map_err(|e| db_error("could not list projects", e))?;
     Ok(LbChoices { clusters: state.clusters.members(), projects: projects.into_iter().map(|(p,)| p).collect() })
 }

@@ -28,7 +28,7 @@ use crate::error::AppError;
 use crate::i18n::t;
 use crate::ssr::address::{self, project_of, ticket as fetch};
 use crate::ssr::guard::{Caller, Written, caller};
-use crate::ssr::{self, internal, kube_error, refused};
+use crate::ssr::{self, db_error, kube_error, refused};
 
 fn row(t: &Lbticket) -> TicketRow {
     let status = t.status.clone().unwrap_or_default();
@@ -167,7 +167,7 @@ pub async fn choices() -> Result<TicketChoices, AppError> {
     let caller = caller().await?;
     let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden(t("tickets.choose_project").into()))?;
     let scope =
-        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| db_error("could not load the project", e))?;
     let lbs = Api::<Loadbalancer>::all(ssr::mgmt()?)
         .list(&ListParams::default())
         .await
@@ -211,7 +211,7 @@ async fn offered(caller: &Caller, name: &str) -> Result<Loadbalancer, AppError> 
     caller.may(Verb::Read, Target::LoadbalancerChoices, "")?;
     let project = caller.user.project.clone().unwrap_or_default();
     let scope =
-        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| db_error("could not load the project", e))?;
     let in_cluster = scope.namespaces.iter().any(|(c, _)| *c == lb.spec.cluster);
     if in_cluster && lb_offered_to(&lb.spec, &lb.spec.cluster, &project).is_ok() {
         Ok(lb)
@@ -287,7 +287,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden(t("tickets.choose_project").into()))?;
     caller.may(Verb::Write, Target::Project(&project), t("tickets.such_project"))?;
     let scope =
-        ssr::state()?.db.project_scope(&project).await.map_err(|e| internal("could not load the project", e))?;
+        ssr::state()?.db.project_scope(&project).await.map_err(|e| db_error("could not load the project", e))?;
     if !scope.namespaces.contains(&(form.cluster.clone(), form.namespace.clone())) {
         return Err(AppError::invalid(
             "namespace",

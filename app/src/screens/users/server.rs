@@ -11,7 +11,7 @@ use crate::domain::policy::{dns_label, limit};
 use crate::error::AppError;
 use crate::i18n::t;
 use crate::ssr::guard::{Written, caller_for};
-use crate::ssr::{STALE, internal, kube_error, mgmt, now_micros, refused, rfc3339_of_micros, state};
+use crate::ssr::{STALE, db_error, kube_error, mgmt, now_micros, refused, rfc3339_of_micros, state};
 
 /// Longest user name accepted.
 const LONGEST: usize = 253;
@@ -22,7 +22,7 @@ pub async fn list() -> Result<Accounts, AppError> {
 }
 
 async fn users() -> Result<Vec<UserRow>, AppError> {
-    let accounts = state()?.db.accounts().await.map_err(|e| internal("could not read the accounts", e))?;
+    let accounts = state()?.db.accounts().await.map_err(|e| db_error("could not read the accounts", e))?;
     Ok(accounts
         .into_iter()
         .map(|(account, projects, since, directory)| UserRow {
@@ -42,20 +42,20 @@ pub async fn end_sessions(username: &str) -> Result<(), AppError> {
         return Err(AppError::invalid("username", crate::tf!("users.username_length", longest = LONGEST)));
     }
     let db = &state()?.db;
-    let known = db.account(username).await.map_err(|e| internal("could not read the accounts", e))?;
+    let known = db.account(username).await.map_err(|e| db_error("could not read the accounts", e))?;
     if known.is_none() {
         return Err(AppError::invalid("username", t("users.no_such_user")));
     }
     caller
         .write(|| async {
-            db.end_sessions(username, now_micros()).await.map_err(|e| internal("could not end the sessions", e))?;
+            db.end_sessions(username, now_micros()).await.map_err(|e| db_error("could not end the sessions", e))?;
             Ok(Written::change("end sessions", "User", username, None))
         })
         .await
 }
 
 async fn quotas() -> Result<Vec<QuotaForm>, AppError> {
-    let projects = state()?.db.projects().await.map_err(|e| internal("could not read the projects", e))?;
+    let projects = state()?.db.projects().await.map_err(|e| db_error("could not read the projects", e))?;
     let stored = Api::<Lbquota>::all(mgmt()?).list(&Default::default()).await;
     let stored = stored.map_err(|e| kube_error("project quotas", e))?.items;
     Ok(projects
@@ -85,7 +85,7 @@ fn form_of(project: String, quota: Option<&Lbquota>) -> QuotaForm {
 pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
     let caller = caller_for(Verb::Write, Target::Accounts, "quotas").await?;
     dns_label("project", &form.project).map_err(refused)?;
-    let projects = state()?.db.projects().await.map_err(|e| internal("could not read the projects", e))?;
+    let projects = state()?.db.projects().await.map_err(|e| db_error("could not read the projects", e))?;
     if !projects.contains(&form.project) {
         return Err(AppError::invalid("project", t("users.quotas.no_such_project")));
     }
