@@ -125,61 +125,64 @@ impl Db {
         // lock then (waiting its turn), where a read first could not upgrade while another writer
         // holds it; PostgreSQL locks the row, so that two syncs of one user (requests at once past
         // the refresh period) run one after the other.
-        let mut tx = self.pool.begin().await?;
-        let written = sqlx::query(
-            "INSERT INTO users (username, display_name, password_hash, role, created_at, source, synced_at) \
+        self.transaction(async |tx| {
+            let written = sqlx::query(
+                "INSERT INTO users (username, display_name, password_hash, role, created_at, source, synced_at) \
              VALUES ($1, $2, '', $3, $4, 'directory', $5) \
              ON CONFLICT (username) DO UPDATE SET display_name = excluded.display_name, role = excluded.role, \
              synced_at = excluded.synced_at WHERE users.source = 'directory'",
-        )
-        .bind(&account.username)
-        .bind(&account.display_name)
-        .bind(role_str(account.role))
-        .bind(at / 1_000_000)
-        .bind(at)
-        .execute(&mut *tx)
-        .await?;
-        // A local account's name: left as it is.
-        if written.rows_affected() == 0 {
-            return Ok(false);
-        }
-        sqlx::query("DELETE FROM project_members WHERE username = $1")
-            .bind(&account.username)
-            .execute(&mut *tx)
-            .await?;
-        for project in projects {
-            sqlx::query(
-                "INSERT INTO project_members (project, username) SELECT name, $2 FROM projects WHERE name = $1",
             )
-            .bind(project)
             .bind(&account.username)
+            .bind(&account.display_name)
+            .bind(role_str(account.role))
+            .bind(at / 1_000_000)
+            .bind(at)
             .execute(&mut *tx)
             .await?;
-        }
-        tx.commit().await?;
-        Ok(true)
+            // A local account's name: left as it is.
+            if written.rows_affected() == 0 {
+                return Ok(false);
+            }
+            sqlx::query("DELETE FROM project_members WHERE username = $1")
+                .bind(&account.username)
+                .execute(&mut *tx)
+                .await?;
+            for project in projects {
+                sqlx::query(
+                    "INSERT INTO project_members (project, username) SELECT name, $2 FROM projects WHERE name = $1",
+                )
+                .bind(project)
+                .bind(&account.username)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Ok(true)
+        })
+        .await
     }
 
     /// Takes everything from a directory user the directory no longer grants anything: their
     /// memberships, the admin role, and every session begun before `at` (unix microseconds).
     pub async fn revoke_directory_user(&self, username: &str, at: i64) -> Result<(), sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "DELETE FROM project_members WHERE username = $1 \
+        self.transaction(async |tx| {
+            sqlx::query(
+                "DELETE FROM project_members WHERE username = $1 \
              AND username IN (SELECT username FROM users WHERE source = 'directory')",
-        )
-        .bind(username)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE users SET role = 'tenant', sessions_since = $1, synced_at = $1 \
+            )
+            .bind(username)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE users SET role = 'tenant', sessions_since = $1, synced_at = $1 \
              WHERE username = $2 AND source = 'directory'",
-        )
-        .bind(at)
-        .bind(username)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await
+            )
+            .bind(at)
+            .bind(username)
+            .execute(&mut *tx)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// What deciding whether `username`'s session still signs them in needs; `None` for no

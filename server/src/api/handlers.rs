@@ -260,9 +260,20 @@ fn updated(kind: &Kind, status_only: bool, current: &Value, incoming: Value) -> 
     next
 }
 
+/// How long a write without a precondition is tried again on the fresh object while others
+/// keep winning: kube-apiserver's GuaranteedUpdate tries until it wins; this bounds a request
+/// that others starve (they all commit meanwhile: the store serialises writes).
+const GUARANTEED_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether a write that lost a race may be tried again.
+fn again(started: tokio::time::Instant) -> bool {
+    started.elapsed() < GUARANTEED_FOR
+}
+
 /// Shared by PUT and PATCH: compute, admit, and compare-and-swap on the resourceVersion seen.
 /// `precondition` is the resourceVersion the client asked for, if any (a mismatch is a 409);
-/// without one, a concurrent write is retried on the fresh object.
+/// without one, a concurrent write is retried on the fresh object, as kube-apiserver's
+/// GuaranteedUpdate does: it never answers 409.
 pub(super) async fn update(
     api: &Api,
     call: &Call,
@@ -276,7 +287,8 @@ pub(super) async fn update(
     let ns = objects.namespace.clone().unwrap_or_default();
     let resource = kind.resource();
     let key = key(call, &resource, &ns, &name);
-    for _attempt in 0..16 {
+    let started = tokio::time::Instant::now();
+    loop {
         let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
         let seen = object::resource_version(&current);
         let (incoming, precondition) = next_of(&current)?;
@@ -309,12 +321,11 @@ pub(super) async fn update(
             })
             .await;
         match result {
-            Err(ApiError::Conflict(_)) if precondition.is_none() => continue,
+            Err(ApiError::Conflict(_)) if precondition.is_none() && again(started) => continue,
             Err(e) => return Err(e),
             Ok(body) => return Ok(respond_json(200, body.to_string())),
         }
     }
-    Err(conflict(kind, &name))
 }
 
 /// PUT: replace (or replace the status), compare-and-swap on `metadata.resourceVersion`.
@@ -410,7 +421,8 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
     {
         return Err(ApiError::Conflict(format!("namespace {name} is not empty; delete its objects first")));
     }
-    for _attempt in 0..16 {
+    let started = tokio::time::Instant::now();
+    loop {
         let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
         let seen = object::resource_version(&current);
         if want_rv.is_some_and(|rv| Some(rv) != seen)
@@ -439,12 +451,11 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
             })
             .await;
         match result {
-            Err(ApiError::Conflict(_)) => continue,
+            Err(ApiError::Conflict(_)) if again(started) => continue,
             Err(e) => return Err(e),
             Ok(body) => return Ok(respond_json(200, body.to_string())),
         }
     }
-    Err(conflict(kind, &name))
 }
 
 #[cfg(test)]

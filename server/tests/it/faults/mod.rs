@@ -3,4 +3,5 @@
 //! test proving one invariant of `docs/reliability.md`: nothing acknowledged is lost, nothing
 //! is invented.
 
+mod semantics;
 mod storage;
