@@ -148,8 +148,15 @@ pub struct ServeArgs {
     #[arg(long, env = "LBDESK_BIGIP_SIM_LISTEN", default_value = "127.0.0.1:0")]
     pub bigip_sim_listen: SocketAddr,
     /// Seconds each driver call may take (1–60).
-    #[arg(long, env = "LBDESK_DRIVER_TIMEOUT", default_value_t = 10)]
+    #[arg(long, env = "LBDESK_DRIVER_TIMEOUT", default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=60))]
     pub driver_timeout: u64,
+    /// Seconds a `requestNetworkPolicy` call may take (1–60); `--driver-timeout` when absent.
+    #[arg(long, env = "LBDESK_DRIVER_REQUEST_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub driver_request_timeout: Option<u64>,
+    /// Seconds a `revokeNetworkPolicy` call may take (1–60); `--driver-timeout` when absent.
+    #[arg(long, env = "LBDESK_DRIVER_REVOKE_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub driver_revoke_timeout: Option<u64>,
     /// Seconds between full reconciles that repair drift (generated objects edited by hand).
     #[arg(long, env = "LBDESK_ENSURE_INTERVAL", default_value_t = 300)]
     pub ensure_interval: u64,

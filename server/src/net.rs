@@ -22,6 +22,22 @@ pub fn no_delay(tcp: &mut tokio::net::TcpStream) {
     }
 }
 
+/// The body of `response`, read as it arrives, or `None` once it is over `most` bytes: an
+/// answer from outside is never read whole into memory when it is not what was asked for.
+pub async fn read_at_most(mut response: reqwest::Response, most: usize) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|l| l > most as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > most {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
 /// Serves `app` on `listener` (over TLS when `tls` is given) until `handle` shuts it down.
 /// Handlers can extract the client's address (`ConnectInfo<SocketAddr>`).
 ///

@@ -198,7 +198,10 @@ impl Server {
             }
             (None, Mode::Cluster) => anyhow::bail!("cluster mode needs --driver-url (or LBDESK_DRIVER_URL)"),
         };
-        let driver = DriverClient::new(&driver_url, crate::driver::Timeouts::uniform(args.driver_timeout))?;
+        let driver = DriverClient::new(
+            &driver_url,
+            crate::driver::Timeouts::new(args.driver_timeout, args.driver_request_timeout, args.driver_revoke_timeout),
+        )?;
         let bigip = match args.mode {
             Mode::Embedded => {
                 let behaviour = match &args.bigip_sim_config {

@@ -34,6 +34,8 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         bigip_sim_config: None,
         bigip_sim_listen: loopback,
         driver_timeout: 10,
+        driver_request_timeout: None,
+        driver_revoke_timeout: None,
         ensure_interval: 3600,
         retry_max_delay: 60,
         bigip_poll_seconds: 10,

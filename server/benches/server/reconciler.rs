@@ -148,7 +148,7 @@ pub async fn run() -> anyhow::Result<()> {
                 phase: Phase::Enabled,
                 veip: Some(veip),
                 ltmip: Some(ltmip),
-                policy: Some(PolicyStatus { record_id: format!("{name}-1"), state: Some(DriverState::Succ) }),
+                policy: Some(PolicyStatus { state: Some(DriverState::Succ), ..PolicyStatus::new(format!("{name}-1")) }),
                 observed_generation: Some(1),
                 history: vec![HistoryEntry {
                     phase: Phase::Enabled,

@@ -82,7 +82,7 @@ impl BigIp {
     /// GETs `path`: its JSON (`Null` for 204), or why not.
     async fn get(&self, path: &str) -> Result<Value, ReadError> {
         let request = self.http.get(format!("{}{path}", self.url)).basic_auth(&self.username, Some(&self.password));
-        let mut response = request.send().await.map_err(|e| ReadError::Unreachable(without_url(&e)))?;
+        let response = request.send().await.map_err(|e| ReadError::Unreachable(without_url(&e)))?;
         let status = response.status();
         if matches!(status.as_u16(), 401 | 403) {
             return Err(ReadError::Unauthorized(status.as_u16()));
@@ -94,13 +94,10 @@ impl BigIp {
         if status == reqwest::StatusCode::NO_CONTENT {
             return Ok(Value::Null);
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| ReadError::Unreachable(without_url(&e)))? {
-            if body.len() + chunk.len() > MOST_BYTES {
-                return Err(ReadError::Bad(format!("more than {} MiB for {path}", MOST_BYTES >> 20)));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = crate::net::read_at_most(response, MOST_BYTES)
+            .await
+            .map_err(|e| ReadError::Unreachable(without_url(&e)))?
+            .ok_or_else(|| ReadError::Bad(format!("more than {} MiB for {path}", MOST_BYTES >> 20)))?;
         let json = serde_json::from_slice::<Value>(&body);
         match (status.is_success(), json) {
             (true, Ok(value)) => Ok(value),

@@ -99,7 +99,7 @@ pub enum DriverError {
     Invalid { hook: &'static str, reason: String },
 }
 
-/// Per-hook timeouts, each 1–60 s.
+/// Per-hook timeouts, each 1–60 s (LBCF's driver spec lets each hook have its own).
 #[derive(Clone, Debug)]
 pub struct Timeouts {
     pub request: Duration,
@@ -109,8 +109,13 @@ pub struct Timeouts {
 impl Timeouts {
     /// The same timeout for every hook, clamped to 1–60 s.
     pub fn uniform(seconds: u64) -> Timeouts {
-        let d = Duration::from_secs(seconds.clamp(1, 60));
-        Timeouts { request: d, revoke: d }
+        Timeouts::new(seconds, None, None)
+    }
+
+    /// `seconds` for every hook but those given their own, each clamped to 1–60 s.
+    pub fn new(seconds: u64, request: Option<u64>, revoke: Option<u64>) -> Timeouts {
+        let of = |own: Option<u64>| Duration::from_secs(own.unwrap_or(seconds).clamp(1, 60));
+        Timeouts { request: of(request), revoke: of(revoke) }
     }
 
     fn of(&self, hook: Hook) -> Duration {
@@ -120,6 +125,10 @@ impl Timeouts {
         }
     }
 }
+
+/// The largest answer read: the contract's answers are a few hundred bytes; a larger one is
+/// not the contract, and is not read whole.
+const MOST_BYTES: usize = 64 << 10;
 
 /// The HTTP client of the driver.
 #[derive(Clone, Debug)]
@@ -153,7 +162,9 @@ impl DriverClient {
         if !code.is_success() {
             return Err(DriverError::Status { hook: name, code: code.as_u16() });
         }
-        let body = response.bytes().await.map_err(failed)?;
+        let body = crate::net::read_at_most(response, MOST_BYTES).await.map_err(failed)?.ok_or_else(|| {
+            DriverError::Invalid { hook: name, reason: format!("an answer of more than {} KiB", MOST_BYTES >> 10) }
+        })?;
         serde_json::from_slice(&body).map_err(|e| DriverError::Invalid { hook: name, reason: e.to_string() })
     }
 }
@@ -186,8 +197,13 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_stay_within_one_and_sixty_seconds() {
+    fn timeouts_stay_within_one_and_sixty_seconds_and_a_hook_may_have_its_own() {
         assert_eq!(Timeouts::uniform(0).request, Duration::from_secs(1));
         assert_eq!(Timeouts::uniform(600).revoke, Duration::from_secs(60));
+        let own = Timeouts::new(10, None, Some(30));
+        assert_eq!(
+            (own.of(Hook::RequestNetworkPolicy), own.of(Hook::RevokeNetworkPolicy)),
+            (Duration::from_secs(10), Duration::from_secs(30))
+        );
     }
 }

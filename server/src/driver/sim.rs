@@ -22,10 +22,14 @@ use serde::{Deserialize, Serialize};
 use super::{DriverAnswer, DriverRequest, Hook};
 pub use crate::sims::Fault;
 
-/// A refusal rule: requests matching it answer `Fail` with `message`.
+/// A refusal rule: calls of its hook matching it answer `Fail` with `message`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deny {
+    /// The hook it refuses: `requestNetworkPolicy` when absent. A refused revoke is decided
+    /// again at every call (lbdesk retries it with the same recordID until it succeeds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<Hook>,
     /// Refuse when the VE or LTM address lies in this CIDR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr: Option<String>,
@@ -82,8 +86,8 @@ impl Behaviour {
             running_seconds: 2,
             deny: vec![Deny {
                 cidr: Some("20.1.250.0/24".into()),
-                ticket_pattern: None,
                 message: "Network policy denied: 20.1.250.0/24 is reserved for the payment zone".into(),
+                ..Default::default()
             }],
             ..Default::default()
         }
@@ -108,8 +112,9 @@ impl Behaviour {
         Ok(())
     }
 
-    fn refusal(&self, req: &DriverRequest) -> Option<String> {
-        self.deny.iter().find_map(|rule| {
+    fn refusal(&self, hook: Hook, req: &DriverRequest) -> Option<String> {
+        let of_hook = self.deny.iter().filter(|rule| rule.hook.unwrap_or(Hook::RequestNetworkPolicy) == hook);
+        of_hook.into_iter().find_map(|rule| {
             let by_cidr = rule.cidr.as_deref().and_then(|c| c.parse::<IpNet>().ok()).is_some_and(|net| {
                 [&req.veip, &req.ltmip].iter().any(|a| a.parse::<IpAddr>().is_ok_and(|ip| net.contains(&ip)))
             });
@@ -133,6 +138,9 @@ pub struct Call {
     #[serde(rename = "retryID")]
     pub retry_id: String,
     pub ticket: String,
+    /// When it came, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub at: u64,
 }
 
 #[derive(Default)]
@@ -166,11 +174,15 @@ impl Simulator {
             return answer;
         }
         let answer = match hook {
-            // Revoking what does not exist succeeds, as does repeating a succeeded revoke.
-            Hook::RevokeNetworkPolicy => {
-                DriverAnswer { status: DriverState::Succ, msg: String::new(), min_retry_delay: 0 }
-            }
-            Hook::RequestNetworkPolicy => match behaviour.refusal(req) {
+            Hook::RevokeNetworkPolicy => match behaviour.refusal(hook, req) {
+                // NB: not recorded: asked again, a revoke is decided again.
+                Some(message) => {
+                    return DriverAnswer { status: DriverState::Fail, msg: message, min_retry_delay: 0 };
+                }
+                // Revoking what does not exist succeeds, as does repeating a succeeded revoke.
+                None => DriverAnswer { status: DriverState::Succ, msg: String::new(), min_retry_delay: 0 },
+            },
+            Hook::RequestNetworkPolicy => match behaviour.refusal(hook, req) {
                 Some(message) => DriverAnswer { status: DriverState::Fail, msg: message, min_retry_delay: 0 },
                 None if first_seen.elapsed() < Duration::from_secs(behaviour.running_seconds) => DriverAnswer {
                     status: DriverState::Running,
@@ -196,6 +208,9 @@ impl Simulator {
                 record_id: req.record_id.clone(),
                 retry_id: req.retry_id.clone(),
                 ticket: req.ticket.clone(),
+                at: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64),
             });
             let limited = &inner.behaviour.fault_tickets;
             let faulty = limited.is_empty() || limited.contains(&req.ticket);
@@ -296,8 +311,14 @@ mod tests {
     fn answers_are_idempotent_and_follow_the_rules() {
         let sim = Simulator::new(Behaviour {
             deny: vec![
-                Deny { cidr: Some("20.1.0.128/25".into()), ticket_pattern: None, message: "CIDR denied".into() },
-                Deny { cidr: None, ticket_pattern: Some("^deny-".into()), message: "name denied".into() },
+                Deny { cidr: Some("20.1.0.128/25".into()), message: "CIDR denied".into(), ..Default::default() },
+                Deny { ticket_pattern: Some("^deny-".into()), message: "name denied".into(), ..Default::default() },
+                Deny {
+                    hook: Some(Hook::RevokeNetworkPolicy),
+                    ticket_pattern: Some("^kept-".into()),
+                    message: "revoke denied".into(),
+                    ..Default::default()
+                },
             ],
             ..Default::default()
         });
@@ -305,6 +326,8 @@ mod tests {
         assert_eq!(ok.status, DriverState::Succ);
         assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("b", "t", "20.1.0.200")).msg, "CIDR denied");
         assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("c", "deny-me", "20.1.0.10")).msg, "name denied");
+        assert_eq!(sim.answer(Hook::RevokeNetworkPolicy, &req("r", "kept-1", "20.1.0.10")).msg, "revoke denied");
+        assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("k", "kept-1", "20.1.0.10")).status, DriverState::Succ);
         sim.set_behaviour(Behaviour { running_seconds: 60, ..Default::default() });
         assert_eq!(
             sim.answer(Hook::RequestNetworkPolicy, &req("a", "t", "20.1.0.10")).status,
@@ -312,6 +335,11 @@ mod tests {
             "decided stays decided"
         );
         assert_eq!(sim.answer(Hook::RequestNetworkPolicy, &req("d", "t", "20.1.0.10")).status, DriverState::Running);
+        assert_eq!(
+            sim.answer(Hook::RevokeNetworkPolicy, &req("r", "kept-1", "20.1.0.10")).status,
+            DriverState::Succ,
+            "a refused revoke is decided again when asked again"
+        );
         assert_eq!(
             sim.answer(Hook::RevokeNetworkPolicy, &req("never-seen", "t", "20.1.0.10")).status,
             DriverState::Succ

@@ -9,15 +9,16 @@ use app::domain::crd::{
 use app::domain::ipam::queue;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Api, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
 use super::allocation::NoPair;
 use super::status::{actor, set_condition, transition, write};
 use super::{Context, Error, FINALIZER, Result, Step, allocation, measured, tenant};
-use crate::driver::{DriverRequest, Hook};
+use crate::driver::{DriverAnswer, DriverRequest, Hook};
 
 /// How often a request waiting for a free address looks again: a pair given back is taken
 /// within this time.
@@ -88,6 +89,29 @@ fn driver_request(ticket: &Lbticket, lb: &Loadbalancer, record: &str, veip: &str
     }
 }
 
+/// How long after a `Running` answer the driver is asked again: its `minRetryDelayInSeconds`,
+/// at least a second, at most five minutes.
+fn retry_delay(answer: &DriverAnswer) -> Duration {
+    Duration::from_secs(answer.min_retry_delay.clamp(1, 300))
+}
+
+/// The policy of `record` after the driver's `answer`: after `Running`, when it may be asked again.
+fn answered(record: String, answer: &DriverAnswer) -> PolicyStatus {
+    let next_call_at = (answer.status == DriverState::Running).then(|| {
+        let at = time::OffsetDateTime::now_utc() + retry_delay(answer);
+        at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+    });
+    PolicyStatus { record_id: record, state: Some(answer.status), next_call_at }
+}
+
+/// How long until the driver may be asked again for `policy`'s record, if it may not be yet.
+fn wait(policy: &PolicyStatus) -> Option<Duration> {
+    let at = policy.next_call_at.as_deref()?;
+    let at = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+    let left = at - time::OffsetDateTime::now_utc();
+    left.is_positive().then(|| left.unsigned_abs())
+}
+
 /// What one step of the lifecycle leads to.
 enum Next {
     /// The next step, at once, on the ticket as just written (not on the cache, which may not
@@ -101,17 +125,30 @@ enum Next {
 /// Enabled takes two).
 const STEPS: usize = 8;
 
-/// Takes the ticket through as many steps as it can go at once.
+/// Takes the ticket through as many steps as it can go at once. A step whose status write
+/// found the ticket changed since its copy ([`Error::Stale`]) is decided again on the ticket as
+/// the API holds it now.
 async fn apply(ticket: &Lbticket, ctx: &Context) -> Result<Action> {
-    let mut next = step(ticket, ctx).await?;
-    for _ in 1..STEPS {
-        let Next::Continue(written) = next else { break };
-        next = step(&written, ctx).await?;
+    let mut current = Box::new(ticket.clone());
+    for _ in 0..STEPS {
+        current = match step(&current, ctx).await {
+            Ok(Next::Continue(written)) => written,
+            Ok(Next::Done(action)) => return Ok(action),
+            Err(Error::Stale(_)) => match fresh(ctx, &current).await? {
+                Some(fresh) => Box::new(fresh),
+                // Gone, or being deleted: the finalizer's turn.
+                None => return Ok(Action::requeue(Duration::ZERO)),
+            },
+            Err(e) => return Err(e),
+        };
     }
-    Ok(match next {
-        Next::Done(action) => action,
-        Next::Continue(_) => Action::requeue(Duration::ZERO),
-    })
+    Ok(Action::requeue(Duration::ZERO))
+}
+
+/// The ticket as the API holds it now, unless it is gone or being deleted.
+async fn fresh(ctx: &Context, ticket: &Lbticket) -> Result<Option<Lbticket>> {
+    let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
+    Ok(api.get_opt(&ticket.name_any()).await?.filter(|t| t.metadata.deletion_timestamp.is_none()))
 }
 
 async fn step(ticket: &Lbticket, ctx: &Context) -> Result<Next> {
@@ -148,6 +185,12 @@ async fn step(ticket: &Lbticket, ctx: &Context) -> Result<Next> {
         }
         (DesiredState::Active, Phase::Failed) if edited(ticket, &status) => {
             transition(&mut status, Phase::Created, "edited: requested again", &by);
+            // NB: a refused request is asked again under a new recordID: the driver answers a
+            // recordID it has decided with the same answer (LBCF), so the refusal would come
+            // back however the request changed.
+            if let Some(policy) = status.policy.as_mut().filter(|p| p.state == Some(DriverState::Fail)) {
+                *policy = PolicyStatus::new(record_id(ticket, attempt_of(&policy.record_id) + 1));
+            }
             Ok(Next::Continue(Box::new(write(ctx, ticket, status).await?)))
         }
         (DesiredState::Active, Phase::Created | Phase::Requested) => request(ticket, ctx, &lb, status).await,
@@ -173,12 +216,14 @@ fn moved(ticket: &Lbticket, status: &LbticketStatus) -> bool {
 async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Next> {
     let name = ticket.name_any();
     if status.phase == Phase::Created && status.veip.is_some() && moved(ticket, &status) {
-        // An edit asked for other addresses: give the old pair back first.
+        // An edit asked for other addresses: give the old pair back first, and ask for the
+        // policy of the new pair under a record of its own (unless this one was never sent).
         allocation::release(ctx, &lb.name_any(), &name).await?;
-        let attempt = status.policy.as_ref().map(|p| attempt_of(&p.record_id)).unwrap_or(0) + 1;
         status.veip = None;
         status.ltmip = None;
-        status.policy = Some(PolicyStatus { record_id: record_id(ticket, attempt), state: None });
+        if let Some(policy) = status.policy.as_mut().filter(|p| p.state.is_some()) {
+            *policy = PolicyStatus::new(record_id(ticket, attempt_of(&policy.record_id) + 1));
+        }
         return Ok(Next::Continue(Box::new(write(ctx, ticket, status).await?)));
     }
     if status.veip.is_none() {
@@ -189,7 +234,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                 status.veip = Some(pair.veip.to_string());
                 status.ltmip = Some(pair.ltmip.to_string());
                 if status.policy.is_none() {
-                    status.policy = Some(PolicyStatus { record_id: record_id(ticket, 1), state: None });
+                    status.policy = Some(PolicyStatus::new(record_id(ticket, 1)));
                 }
                 status.message = String::new();
                 status.conditions.retain(|c| c.type_ != queue::CONDITION_ADDRESS);
@@ -223,6 +268,17 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
         Some(p) => p.record_id.clone(),
         None => record_id(ticket, 1),
     };
+    // NB: the driver is asked on the ticket as the API holds it now, not on a cache that may
+    // not have this reconciler's last write yet (which says when the driver may be asked
+    // again): the ticket's own status write brings it back at once, before its cache has it.
+    match fresh(ctx, ticket).await? {
+        Some(now) if now.resource_version() != ticket.resource_version() => return Ok(Next::Continue(Box::new(now))),
+        Some(_) => {}
+        None => return Ok(Next::Done(Action::requeue(Duration::ZERO))),
+    }
+    if let Some(wait) = status.policy.as_ref().and_then(wait) {
+        return Ok(Next::Done(Action::requeue(wait)));
+    }
     let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
     let answer = ctx.call_driver(Hook::RequestNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
     super::crash::point(Step::DriverRequest).await;
@@ -243,7 +299,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
             return Err(e.into());
         }
     };
-    status.policy = Some(PolicyStatus { record_id: record, state: Some(answer.status) });
+    status.policy = Some(answered(record, &answer));
     match answer.status {
         DriverState::Running => {
             transition(&mut status, Phase::Requested, "network policy requested", "lbdesk");
@@ -256,7 +312,7 @@ async fn request(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status
                 ticket.metadata.generation,
             );
             write(ctx, ticket, status).await?;
-            Ok(Next::Done(Action::requeue(Duration::from_secs(answer.min_retry_delay.clamp(1, 300)))))
+            Ok(Next::Done(Action::requeue(retry_delay(&answer))))
         }
         DriverState::Fail => {
             let message =
@@ -294,7 +350,9 @@ async fn enabled(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, status: Lb
 
 /// Deleted (from Disabled): withdrawn, policy revoked, pair released; the ticket stays as a record.
 async fn delete(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status: LbticketStatus) -> Result<Action> {
-    release_all(ticket, ctx, Some(lb), &status).await?;
+    if let Revoked::Not(action) = release_all(ticket, ctx, Some(lb), &mut status).await? {
+        return Ok(action);
+    }
     let released = format!(
         "deleted: addresses {} / {} released, network policy revoked",
         status.veip.as_deref().unwrap_or("-"),
@@ -307,36 +365,93 @@ async fn delete(ticket: &Lbticket, ctx: &Context, lb: &Loadbalancer, mut status:
     Ok(Action::await_change())
 }
 
-/// Withdraws the ticket's objects, revokes its policy (idempotent) and frees its pair.
+/// Whether the ticket's network policy is revoked.
+enum Revoked {
+    /// Revoked (or there was none), its objects withdrawn and its pair free.
+    Yes,
+    /// Not yet: the driver answered `Running`; ask again after this.
+    Not(Action),
+}
+
+/// The condition saying whether a deleted ticket's network policy is revoked.
+const CONDITION_REVOKED: &str = "PolicyRevoked";
+
+/// Withdraws the ticket's objects, revokes its policy (idempotent) and frees its pair. A revoke
+/// the driver refuses, has not decided yet, or cannot be asked is said on the ticket (its
+/// message, the `PolicyRevoked` condition and a Warning Event), not only in the log; the pair
+/// stays held until the revoke succeeds.
 async fn release_all(
     ticket: &Lbticket,
     ctx: &Context,
     lb: Option<&Loadbalancer>,
-    status: &LbticketStatus,
-) -> Result<()> {
-    let Some(lb) = lb else { return Ok(()) };
+    status: &mut LbticketStatus,
+) -> Result<Revoked> {
+    let Some(lb) = lb else { return Ok(Revoked::Yes) };
     // NB: synchronously, so nothing generated outlives the ticket (it is no longer live).
     tenant::sync(ctx, &lb.spec.cluster, Some(&ticket.name_any()), false).await?;
     if let Some(policy) = &status.policy {
         let record = format!("revoke-{}", policy.record_id);
         let (veip, ltmip) = (status.veip.clone().unwrap_or_default(), status.ltmip.clone().unwrap_or_default());
         let answer =
-            ctx.call_driver(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await?;
+            ctx.call_driver(Hook::RevokeNetworkPolicy, driver_request(ticket, lb, &record, &veip, &ltmip)).await;
         super::crash::point(Step::DriverRequest).await;
-        if answer.status != DriverState::Succ {
-            return Err(Error::Invalid(format!("revoking the network policy: {:?} {}", answer.status, answer.msg)));
+        // NB: a refusal or an error is tried again after the backoff, with the same recordID.
+        let (reason, message, outcome) = match answer {
+            Ok(a) if a.status == DriverState::Succ => (None, String::new(), Ok(Revoked::Yes)),
+            Ok(a) if a.status == DriverState::Running => {
+                let message = format!("revoking the network policy: the driver is still working on it ({})", a.msg);
+                (Some("Running"), message, Ok(Revoked::Not(Action::requeue(retry_delay(&a)))))
+            }
+            Ok(a) => {
+                let why = if a.msg.is_empty() { "no reason given".to_string() } else { a.msg };
+                let message = format!("the network policy could not be revoked: the driver refused it: {why}");
+                (Some("Refused"), message.clone(), Err(Error::Invalid(message)))
+            }
+            Err(e) => (Some("DriverError"), format!("the network policy could not be revoked: {e}"), Err(e.into())),
+        };
+        let generation = ticket.metadata.generation;
+        set_condition(
+            &mut status.conditions,
+            CONDITION_REVOKED,
+            reason.is_none(),
+            reason.unwrap_or("Revoked"),
+            &message,
+            generation,
+        );
+        if let Some(reason) = reason {
+            if status.message != message {
+                ctx.publish(
+                    Event {
+                        type_: EventType::Warning,
+                        reason: format!("Revoke{reason}"),
+                        note: Some(message.clone()),
+                        action: "Revoke".into(),
+                        secondary: None,
+                    },
+                    ticket.object_ref(&()),
+                );
+            }
+            status.message = message;
+            write(ctx, ticket, status.clone()).await?;
+            return outcome;
         }
     }
-    allocation::release(ctx, &lb.name_any(), &ticket.name_any()).await
+    allocation::release(ctx, &lb.name_any(), &ticket.name_any()).await?;
+    Ok(Revoked::Yes)
 }
 
 /// A real delete (`kubectl delete`): the same clean-up as Deleted, then the object goes.
 async fn cleanup(ticket: &Lbticket, ctx: &Context) -> Result<()> {
-    let status = ticket.status.clone().unwrap_or_default();
+    let mut status = ticket.status.clone().unwrap_or_default();
     if status.phase == Phase::Deleted {
         return Ok(());
     }
-    release_all(ticket, ctx, loadbalancer(ctx, &ticket.spec.loadbalancer).await?.as_deref(), &status).await
+    let lb = loadbalancer(ctx, &ticket.spec.loadbalancer).await?;
+    match release_all(ticket, ctx, lb.as_deref(), &mut status).await? {
+        Revoked::Yes => Ok(()),
+        // NB: the finalizer stays until the revoke is decided: tried again after the backoff.
+        Revoked::Not(_) => Err(Error::Busy(status.message)),
+    }
 }
 
 #[cfg(test)]

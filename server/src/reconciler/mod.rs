@@ -66,6 +66,10 @@ pub enum Error {
     /// the reconcile is simply tried again later.
     #[error("{0}")]
     Busy(String),
+    /// The ticket changed since the copy a status was decided from: read it again and decide
+    /// again.
+    #[error("ticket {0} changed meanwhile")]
+    Stale(String),
 }
 
 impl Error {
@@ -82,6 +86,7 @@ impl Error {
             Error::Invalid(_) => "invalid",
             Error::Finalizer(_) => "finalizer",
             Error::Busy(_) => "busy",
+            Error::Stale(_) => "stale",
         }
     }
 }

@@ -8,7 +8,7 @@ use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::{Context, Result, Step};
+use super::{Context, Error, Result, Step};
 
 /// Most entries kept in `status.history`.
 pub const HISTORY: usize = 50;
@@ -65,8 +65,13 @@ pub fn actor(ticket: &Lbticket) -> String {
         .unwrap_or_else(|| if ticket.spec.claimer.is_empty() { "lbdesk".into() } else { ticket.spec.claimer.clone() })
 }
 
-/// Writes `next` as the ticket's status when it differs from the current one; publishes an
-/// Event for a phase change. Returns the ticket as written.
+/// Writes `next` as the ticket's status when it differs from the current one, on the version
+/// of the ticket it was decided from; publishes an Event for a phase change. Returns the ticket
+/// as written.
+///
+/// NB: a ticket changed since (another reconcile, a user's edit) is [`Error::Stale`], never
+/// overwritten: the caller reads it again and decides again. A status decided from a stale copy
+/// once overwrote `Enabled` with `Failed`, and the history entries written meanwhile.
 pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -> Result<Lbticket> {
     next.observed_generation = ticket.metadata.generation;
     let current = ticket.status.clone().unwrap_or_default();
@@ -82,8 +87,12 @@ pub async fn write(ctx: &Context, ticket: &Lbticket, mut next: LbticketStatus) -
             fields.entry(key.clone()).or_insert(serde_json::Value::Null);
         }
     }
-    let patch = json!({ "status": fields });
-    let written = api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let patch = json!({ "metadata": {"resourceVersion": ticket.resource_version()}, "status": fields });
+    let written = match api.patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+        Ok(written) => written,
+        Err(kube::Error::Api(e)) if e.code == 409 => return Err(Error::Stale(ticket.name_any())),
+        Err(e) => return Err(e.into()),
+    };
     if current.phase != next.phase || ticket.status.is_none() {
         let event = Event {
             type_: if next.phase == Phase::Failed { EventType::Warning } else { EventType::Normal },

@@ -111,17 +111,31 @@ async fn report_unusable(ctx: &Context) {
     }
 }
 
+/// How often each member cluster's CIS Deployments are read again, apart from the syncs: an
+/// operator who changes CIS's arguments is told within this time, not at the next ensure pass
+/// or change of lbdesk's objects. NB: a GET of each Deployment (member clusters grant lbdesk
+/// `get` and `list` of Deployments, not `watch`).
+const CIS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A member cluster's syncer: syncs when asked (requests arriving meanwhile are coalesced into
 /// the next run) and checks everything, drift included, every ensure period; a failed sync is
-/// retried with backoff.
+/// retried with backoff. Between syncs, its CIS is checked every [`CIS_EVERY`].
 ///
 /// It stops at `shutdown`, between syncs: a sync under way finishes first.
 async fn syncer(ctx: Arc<Context>, cluster: String, requests: Arc<Notify>, shutdown: Shutdown) {
     let mut next_ensure = tokio::time::Instant::now() + ctx.config.ensure_every;
+    let mut cis_check = tokio::time::interval_at(tokio::time::Instant::now() + CIS_EVERY, CIS_EVERY);
+    cis_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = requests.notified() => {}
             _ = tokio::time::sleep_until(next_ensure) => {}
+            _ = cis_check.tick() => {
+                if let Some(client) = ctx.clusters.member(&cluster) {
+                    super::cis::report(&ctx, &client, &cluster).await;
+                }
+                continue;
+            }
             _ = shutdown.clone() => return,
         }
         let ensure = tokio::time::Instant::now() >= next_ensure;

@@ -188,8 +188,19 @@ async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Re
         }
         let mut conditions = status.conditions.clone();
         set_condition(&mut conditions, "Rendered", fault.is_none(), reason, message, ticket.metadata.generation);
-        let patch = json!({"status": {"message": message, "conditions": conditions}});
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        // NB: on the version read: a ticket changed since is reported again by the sync its
+        // change brings, from what it is then (its conditions are not rewritten from a stale copy).
+        let patch = json!({
+            "metadata": {"resourceVersion": ticket.metadata.resource_version},
+            "status": {"message": message, "conditions": conditions},
+        });
+        match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                tracing::debug!(ticket = %name, "changed meanwhile: reported again")
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
 }

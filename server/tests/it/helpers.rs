@@ -181,6 +181,8 @@ pub struct Options {
     /// The in-process driver simulator's behaviour (default: answers at once).
     pub driver: server::driver::sim::Behaviour,
     pub driver_timeout: u64,
+    /// Seconds a revoke may take, when not `driver_timeout` (`--driver-revoke-timeout`).
+    pub driver_revoke_timeout: Option<u64>,
     pub ensure_interval: u64,
     /// The longest wait before a failed reconcile is tried again (`--retry-max-delay`).
     pub retry_max_delay: u64,
@@ -205,6 +207,7 @@ impl Default for Options {
             watch_history: 10_000,
             driver: Default::default(),
             driver_timeout: 2,
+            driver_revoke_timeout: None,
             ensure_interval: 300,
             retry_max_delay: 60,
             reconciler: true,
@@ -251,6 +254,8 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         bigip_sim_config: None,
         bigip_sim_listen: "127.0.0.1:0".parse().expect("address"),
         driver_timeout: options.driver_timeout,
+        driver_request_timeout: None,
+        driver_revoke_timeout: options.driver_revoke_timeout,
         ensure_interval: options.ensure_interval,
         retry_max_delay: options.retry_max_delay,
         bigip_poll_seconds: options.bigip_poll_seconds,

@@ -232,6 +232,17 @@ pub struct PolicyStatus {
     pub record_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<DriverState>,
+    /// Not before this time (RFC 3339) is the driver asked again for this record: its
+    /// `minRetryDelayInSeconds` after a `Running` answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_call_at: Option<String>,
+}
+
+impl PolicyStatus {
+    /// A record not asked for yet.
+    pub fn new(record_id: String) -> PolicyStatus {
+        PolicyStatus { record_id, state: None, next_call_at: None }
+    }
 }
 
 /// One entry of a ticket's timeline.

@@ -227,9 +227,12 @@ async fn driver_faults_show_on_the_ticket_until_the_driver_behaves() {
         || async { w.tickets.get(WEB).await.ok().and_then(|t| t.status).map(|s| s.message).unwrap_or_default() };
     // NB: the faults are limited to this test's request, which the other tests here leave alone.
     lbdesk.simulator.change_behaviour(|b| b.fault_tickets.push(WEB.into()));
-    for (fault, shown) in
-        [(Fault::Unavailable, "HTTP 503"), (Fault::Garbage, "not the contract"), (Fault::Hang, "did not answer")]
-    {
+    for (fault, shown) in [
+        (Fault::Unavailable, "HTTP 503"),
+        (Fault::Garbage, "not the contract"),
+        (Fault::Hang, "did not answer"),
+        (Fault::Huge, "an answer of more than 64 KiB"),
+    ] {
         lbdesk.simulator.change_behaviour(|b| b.fault = Some(fault));
         if w.tickets.get_opt(WEB).await.expect("get").is_none() {
             w.tickets.create(&PostParams::default(), &ticket_in(FAULTY, WEB, None, false)).await.expect("ticket");

@@ -23,6 +23,7 @@ use crate::shared::Shared;
 
 mod cluster_mode;
 mod contention;
+mod driver;
 mod ensure;
 mod faults;
 mod halves;
@@ -233,8 +234,8 @@ fn options() -> Options {
         driver: Behaviour {
             deny: vec![Deny {
                 cidr: Some("20.1.0.128/25".into()),
-                ticket_pattern: None,
                 message: "the payment zone is closed".into(),
+                ..Default::default()
             }],
             ..Default::default()
         },
