@@ -58,18 +58,21 @@ export async function signedIn(page: Page, user: { name: string; password: strin
   await hydrated(page);
 }
 
-/** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5. */
+/** Fills the new-load-balancer form: LTM and VE of the demo, cluster acp-region01, zone=f5.
+ * NB: two load balancers on one LTM or VE must have ranges apart: a test of its own gives its
+ * own `ltmUrl` and `veAddr`. */
 export async function fillLoadbalancer(
   page: Page,
   name: string,
   secrets = { token: 'token', user: 'user', password: 'password' },
   ltmUrl = 'http://100.1.1.1/api',
+  veAddr = '200.1.1.1',
 ) {
   await page.getByLabel('Name', { exact: true }).fill(name);
   await page.getByLabel('LTM URL').fill(ltmUrl);
   await page.getByLabel('LTM token').fill(secrets.token);
   await page.getByLabel('LTM CIDR').fill('10.0.0.0/24');
-  await page.getByLabel('VE address').fill('200.1.1.1');
+  await page.getByLabel('VE address').fill(veAddr);
   await page.getByLabel('VE user').fill(secrets.user);
   await page.getByLabel('VE password').fill(secrets.password);
   await page.getByLabel('VE CIDR').fill('20.1.0.0/16');

@@ -243,7 +243,7 @@ test.describe('in zh-CN', () => {
     await hydrated(page);
     await page.getByRole('button', { name: 'English' }).click();
     await expect(page.getByTestId('role')).toHaveText(en('common.role.admin'));
-    await fillLoadbalancer(page, 'lb-i18n', undefined, 'http://100.1.1.18/api');
+    await fillLoadbalancer(page, 'lb-i18n', undefined, 'http://100.1.1.18/api', '200.1.1.18');
     // NB: an AS3 tenant of its own: the default (the cluster's name) is screens.spec's demo-lb's.
     await page.getByLabel(en('loadbalancers.form.partition')).fill('i18n');
     await page.getByRole('button', { name: en('common.save') }).click();

@@ -68,6 +68,6 @@ mod tests {
         assert!(version.subresources.as_ref().and_then(|s| s.status.as_ref()).is_none(), "all of it is spec");
         let columns: Vec<String> =
             version.additional_printer_columns.iter().flatten().map(|c| c.name.to_lowercase()).collect();
-        assert_eq!(columns, ["address", "side", "pair", "ticket", "state", "loadbalancer", "age"]);
+        assert_eq!(columns, ["address", "side", "pair", "ticket", "state", "loadbalancer", "device", "age"]);
     }
 }

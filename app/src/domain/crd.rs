@@ -18,7 +18,7 @@ mod lbrule;
 mod lbticket;
 mod reachability;
 
-pub use lbaddress::{LABEL_SIDE, Lbaddress, LbaddressSpec, Side, address_name};
+pub use lbaddress::{LABEL_DEVICE, LABEL_SIDE, Lbaddress, LbaddressSpec, Side, address_name, legacy_address_name};
 pub use lbquota::{Lbquota, LbquotaSpec};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 pub use lbticket::{
@@ -26,7 +26,7 @@ pub use lbticket::{
     IngressRule, LbType, Lbticket, LbticketSpec, LbticketStatus, Listener, ListenerOnBigip, MemberState, OnBigip,
     Phase, PolicyStatus, PoolMember, Protocol, ServiceRef, Session, project_of,
 };
-pub use reachability::{CONDITION_CIS_READY, CONDITION_REACHABLE};
+pub use reachability::{CONDITION_CIS_READY, CONDITION_RANGES_DISJOINT, CONDITION_REACHABLE};
 
 /// Largest declaration written, measured as sent (`as3::validate::sent_bytes`): a real API server takes at
 /// most 1 MiB of ConfigMap data, lbdesk's embedded one a request body of 1 MiB; the rest is left

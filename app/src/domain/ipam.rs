@@ -8,10 +8,12 @@
 //! What is taken lives in the [`Lbaddress`](crate::domain::crd::Lbaddress) objects; the
 //! [`Ledger`] keeps each load balancer's allocator current from them.
 
+mod device;
 mod ledger;
 mod pool;
 pub mod queue;
 
+pub use device::Device;
 pub use ledger::{Held, Ledger};
 pub use pool::Pool;
 

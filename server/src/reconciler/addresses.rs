@@ -3,20 +3,23 @@
 //! allocated; and each Loadbalancer's capacity counters, written at most once a second (not
 //! once per allocation: the Loadbalancer is no hot object).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::domain::crd::{Lbaddress, Loadbalancer, Phase};
-use app::domain::ipam::Side;
+use app::domain::crd::{CONDITION_RANGES_DISJOINT, LABEL_DEVICE, Lbaddress, Loadbalancer, Phase};
+use app::domain::ipam::{Device, Side};
+use app::domain::policy::overlaps;
 use futures::StreamExt;
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio::sync::watch as signal;
 
-use super::{Context, Result, Shutdown};
+use super::reachability::set_on_loadbalancers;
+use super::{Context, Result, Shutdown, allocation};
 
 /// How often the capacity counters are brought up to date.
 const COUNT_EVERY: Duration = Duration::from_secs(1);
@@ -57,7 +60,10 @@ pub async fn prepare(ctx: &Context, mut listed: signal::Receiver<bool>, shutdown
         let mut delay = Duration::from_millis(250);
         loop {
             match adopt(ctx).await {
-                Ok(()) => return true,
+                Ok(()) => match rename(ctx).await {
+                    Ok(()) => return true,
+                    Err(e) => tracing::warn!(error = %e, retry_in = ?delay, "naming the address objects by device"),
+                },
                 Err(e) => tracing::warn!(error = %e, retry_in = ?delay, "adopting the pairs of status.ips"),
             }
             tokio::time::sleep(delay).await;
@@ -85,8 +91,10 @@ async fn adopt(ctx: &Context) -> Result<()> {
                 tracing::warn!(loadbalancer = %name, ticket = %pair.ticket, veip = %pair.veip, ltmip = %pair.ltmip, "a recorded pair that is no address pair is dropped");
                 continue;
             };
-            objects.push(Lbaddress::held(&name, Side::Ve, ve, ltm, &pair.ticket, pair.status));
-            objects.push(Lbaddress::held(&name, Side::Ltm, ltm, ve, &pair.ticket, pair.status));
+            for (side, ip, partner) in [(Side::Ve, ve, ltm), (Side::Ltm, ltm, ve)] {
+                let device = Device::of(&lb.spec, side);
+                objects.push(Lbaddress::held(&name, &device, ip, partner, &pair.ticket, pair.status));
+            }
         }
         let written: Vec<Result<()>> =
             futures::stream::iter(objects).map(|a| adopt_one(ctx, a)).buffer_unordered(ADOPTING).collect().await;
@@ -94,6 +102,63 @@ async fn adopt(ctx: &Context) -> Result<()> {
         lbs.replace_status(&name, &PostParams::default(), &lb).await?;
         tracing::info!(loadbalancer = %name, "the pairs of status.ips are adopted into Lbaddress objects");
     }
+    Ok(())
+}
+
+/// Gives each address object an earlier version named after its load balancer
+/// (`<lb>.<side>.<address>`) the name of its device (`Device`), so that no other load balancer
+/// on that VE or LTM can hold the address too: a copy under the device's name, then the old
+/// object deleted (a crash in between leaves both, for one ticket: the next start finishes).
+///
+/// NB: an address the device already holds for another ticket was handed out twice (two load
+/// balancers whose ranges overlapped on one VE): its old object stays, to keep the traffic it
+/// carries, with its device recorded, so the address is taken on the device for both and never
+/// handed out a third time; the load balancers' `RangesDisjoint` condition names both requests.
+async fn rename(ctx: &Context) -> Result<()> {
+    let api: Api<Lbaddress> = Api::all(ctx.clusters.mgmt().clone());
+    let legacy: Vec<Lbaddress> =
+        api.list(&Default::default()).await?.items.into_iter().filter(|a| a.spec.device.is_empty()).collect();
+    if legacy.is_empty() {
+        return Ok(());
+    }
+    let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
+    let lbs: HashMap<String, Loadbalancer> =
+        lbs.list(&Default::default()).await?.items.into_iter().map(|lb| (lb.name_any(), lb)).collect();
+    for old in legacy {
+        let (Some(lb), Some(ip), Ok(partner)) =
+            (lbs.get(&old.spec.loadbalancer), old.spec.ip(), old.spec.partner.parse())
+        else {
+            tracing::warn!(address = %old.name_any(), "an address object of no load balancer is left as it is");
+            continue;
+        };
+        let device = Device::of(&lb.spec, old.spec.side);
+        let mut renamed =
+            Lbaddress::held(&old.spec.loadbalancer, &device, ip, partner, &old.spec.ticket, old.spec.state);
+        renamed.metadata.owner_references = old.metadata.owner_references.clone();
+        let holder = match api.create(&PostParams::default(), &renamed).await {
+            Ok(created) => Some(created),
+            Err(kube::Error::Api(e)) if e.code == 409 => api.get_opt(&renamed.name_any()).await?,
+            Err(e) => return Err(e.into()),
+        };
+        match holder {
+            Some(held) if held.spec.ticket == old.spec.ticket => {
+                ctx.ledger().put(held);
+                allocation::delete(ctx, &old).await?;
+            }
+            Some(held) => {
+                tracing::warn!(address = %ip, device = %device, tickets = ?[&held.spec.ticket, &old.spec.ticket], "an address held twice on one device: both keep it until one lets it go");
+                let patch = json!({
+                    "metadata": {"resourceVersion": old.resource_version(), "labels": {LABEL_DEVICE: device.key()}},
+                    "spec": {"device": device.id},
+                });
+                let patched = api.patch(&old.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
+                ctx.ledger().put(patched);
+            }
+            // Gone again already: the next start names it.
+            None => {}
+        }
+    }
+    tracing::info!("the address objects are named by device");
     Ok(())
 }
 
@@ -138,7 +203,40 @@ pub async fn count(ctx: Arc<Context>, shutdown: Shutdown) {
                 tracing::debug!(error = %e, loadbalancer = %lb.name_any(), "capacity counters");
             }
         }
+        report_overlaps(&ctx).await;
     }
+}
+
+/// Says on each load balancer whose range overlaps another's on the same device (saved by a
+/// version that allowed it) which, and every address its device holds twice: the condition
+/// `RangesDisjoint`. Admission refuses such a save now; this is what an upgrade finds.
+async fn report_overlaps(ctx: &Context) {
+    let lbs = ctx.caches().loadbalancers.state();
+    let live: Vec<&Loadbalancer> = lbs.iter().map(|lb| &**lb).filter(|lb| super::live(*lb)).collect();
+    let found = overlaps(live.iter().map(|lb| (name_of(lb), &lb.spec)));
+    let twice = ctx.ledger().held_twice();
+    set_on_loadbalancers(ctx, None, CONDITION_RANGES_DISJOINT, |lb| {
+        let mut said: Vec<String> = found
+            .get(name_of(lb))
+            .into_iter()
+            .flatten()
+            .map(|o| format!("{}: {}", o.side.cidr_field(), o.msg()))
+            .collect();
+        for (device, ip, tickets) in &twice {
+            if Device::of(&lb.spec, device.side) == *device {
+                said.push(format!("{ip} is held twice on {device}, by the address requests {}", tickets.join(" and ")));
+            }
+        }
+        match said.is_empty() {
+            true => (true, "Disjoint", String::new()),
+            false => (false, "Overlap", said.join("; ")),
+        }
+    })
+    .await;
+}
+
+fn name_of(lb: &Loadbalancer) -> &str {
+    lb.metadata.name.as_deref().unwrap_or_default()
 }
 
 /// Writes `lb`'s counters when they differ from the ledger's (a conflict waits for the next tick).

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use app::domain::crd::{BondState, GROUP, Lbaddress, Lbquota, Lbticket, Loadbalancer, VERSION, project_of};
-use app::domain::ipam::{AllocError, Pair, Side, queue};
+use app::domain::ipam::{AllocError, Device, Pair, Side, queue};
 use app::domain::policy::{Limits, pairs_held};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
@@ -58,11 +58,19 @@ enum Claim {
     Taken,
 }
 
-/// Writes the object saying `ticket` holds `ip` on `side`, owned by the ticket (so a cluster's
-/// garbage collector removes it should the ticket ever go without its finalizer).
-async fn claim(ctx: &Context, lb: &str, ticket: &Lbticket, side: Side, ip: IpAddr, partner: IpAddr) -> Result<Claim> {
-    let name = ticket.name_any();
-    let mut address = Lbaddress::held(lb, side, ip, partner, &name, BondState::Pending);
+/// Writes the object saying `ticket` holds `ip` on `side` of `lb` (named after the device, so
+/// that no other load balancer on it can hold the address too), owned by the ticket (so a
+/// cluster's garbage collector removes it should the ticket ever go without its finalizer).
+async fn claim(
+    ctx: &Context,
+    lb: &Loadbalancer,
+    ticket: &Lbticket,
+    side: Side,
+    ip: IpAddr,
+    partner: IpAddr,
+) -> Result<Claim> {
+    let (lb_name, name) = (lb.name_any(), ticket.name_any());
+    let mut address = Lbaddress::held(&lb_name, &Device::of(&lb.spec, side), ip, partner, &name, BondState::Pending);
     address.metadata.owner_references = ticket.uid().map(|uid| {
         vec![OwnerReference {
             api_version: format!("{GROUP}/{VERSION}"),
@@ -83,7 +91,7 @@ async fn claim(ctx: &Context, lb: &str, ticket: &Lbticket, side: Side, ip: IpAdd
                 return Ok(Claim::Held);
             }
             Ok(existing) => {
-                ctx.ledger().unpick(lb, side, ip, &name);
+                ctx.ledger().unpick(&lb_name, side, ip, &name);
                 // NB: gone again already, the address is free: the next choice may take it.
                 existing.into_iter().for_each(|e| ctx.ledger().put(e));
                 Ok(Claim::Taken)
@@ -93,14 +101,14 @@ async fn claim(ctx: &Context, lb: &str, ticket: &Lbticket, side: Side, ip: IpAdd
         Err(e) => Err(e.into()),
     };
     if outcome.is_err() {
-        ctx.ledger().unpick(lb, side, ip, &name);
+        ctx.ledger().unpick(&lb_name, side, ip, &name);
     }
     outcome
 }
 
 /// Deletes one address object (the very object seen: a newer one of the same address is
 /// someone else's).
-async fn delete(ctx: &Context, address: &Lbaddress) -> Result<()> {
+pub(super) async fn delete(ctx: &Context, address: &Lbaddress) -> Result<()> {
     let params = DeleteParams {
         preconditions: Some(Preconditions { uid: address.uid(), resource_version: None }),
         ..Default::default()
@@ -160,14 +168,14 @@ pub async fn allocate(
         let taken = |side: Side, addr: IpAddr| {
             NoPair::Refused(AllocError::Taken { side, addr: addr.to_string(), by: String::new() }.to_string())
         };
-        if let Claim::Taken = claim(ctx, &lb_name, ticket, Side::Ve, pair.veip, pair.ltmip).await? {
+        if let Claim::Taken = claim(ctx, lb, ticket, Side::Ve, pair.veip, pair.ltmip).await? {
             ctx.ledger().unpick(&lb_name, Side::Ltm, pair.ltmip, &name);
             if requested(veip) {
                 return Ok(Err(taken(Side::Ve, pair.veip)));
             }
             continue;
         }
-        if let Claim::Taken = claim(ctx, &lb_name, ticket, Side::Ltm, pair.ltmip, pair.veip).await? {
+        if let Claim::Taken = claim(ctx, lb, ticket, Side::Ltm, pair.ltmip, pair.veip).await? {
             let ve = ctx.ledger().held(&lb_name, &name).ve;
             for half in ve.iter() {
                 delete(ctx, half).await?;

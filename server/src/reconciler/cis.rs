@@ -22,7 +22,7 @@ pub async fn report(ctx: &Context, client: &kube::Client, cluster: &str) {
     for (lb, verdict) in &verdicts {
         ctx.metrics.cis_ready(lb, verdict.is_ok());
     }
-    set_on_loadbalancers(ctx, cluster, CONDITION_CIS_READY, |lb| match verdicts.get(&lb.name_any()) {
+    set_on_loadbalancers(ctx, Some(cluster), CONDITION_CIS_READY, |lb| match verdicts.get(&lb.name_any()) {
         Some(Err(why)) => {
             (false, if why.starts_with("no CIS") { "CisNotFound" } else { "CisMisconfigured" }, why.clone())
         }

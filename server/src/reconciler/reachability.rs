@@ -1,7 +1,7 @@
 //! Whether each member cluster answers, shown where operators look: the condition
 //! `MemberClusterReachable` on every Loadbalancer of the cluster (the load balancer pages show
 //! it, and an address request's page shows it for its load balancer), and the metric. Also
-//! the writer of every per-load-balancer condition a sync finds (`CisReady` is the other).
+//! the writer of every other per-load-balancer condition (`CisReady`, `RangesDisjoint`).
 
 use app::domain::crd::{CONDITION_REACHABLE, Loadbalancer};
 use kube::Api;
@@ -22,21 +22,20 @@ pub async fn report(ctx: &Context, cluster: &str, reached: Result<(), String>) {
         Ok(()) => ("Reached", String::new()),
         Err(why) => ("Unreachable", why.clone()),
     };
-    set_on_loadbalancers(ctx, cluster, CONDITION_REACHABLE, |_| (reached.is_ok(), reason, message.clone())).await;
+    set_on_loadbalancers(ctx, Some(cluster), CONDITION_REACHABLE, |_| (reached.is_ok(), reason, message.clone())).await;
 }
 
-/// Sets the condition `type_` on every live Loadbalancer of `cluster` to what `of` says of
-/// it: (true or false, reason, message). Only a change is written.
+/// Sets the condition `type_` on every live Loadbalancer of `cluster` (every one, for `None`)
+/// to what `of` says of it: (true or false, reason, message). Only a change is written.
 pub(super) async fn set_on_loadbalancers<'r>(
     ctx: &Context,
-    cluster: &str,
+    cluster: Option<&str>,
     type_: &str,
     of: impl Fn(&Loadbalancer) -> (bool, &'r str, String),
 ) {
     let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
-    for lb in
-        ctx.caches().loadbalancers.state().into_iter().filter(|lb| lb.spec.cluster == cluster && super::live(&**lb))
-    {
+    let here = |lb: &Loadbalancer| cluster.is_none_or(|c| lb.spec.cluster == c) && super::live(lb);
+    for lb in ctx.caches().loadbalancers.state().into_iter().filter(|lb| here(lb)) {
         let mut lb = (*lb).clone();
         let (ok, reason, message) = of(&lb);
         // NB: the counters are written beside, often while pairs are handed out: on a conflict,

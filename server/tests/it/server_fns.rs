@@ -203,6 +203,7 @@ async fn a_tenant_reaches_nothing_of_another_project(backend: Backend) {
         scope: vec!["project-b".into()],
         partition: "only-b".into(),
         ltm_url: "http://100.1.1.2/api".into(),
+        ve_addr: "200.1.1.2".into(),
         ..lb_form("only-b")
     };
     ok::<String>(save_lb(&admin, &only_b).await).await;

@@ -3,8 +3,10 @@
 use std::net::IpAddr;
 
 use super::{Refusal, Verdict, dns_label, escaped, http_url, label_key, label_value, object_name};
+use ipnet::IpNet;
+
 use crate::domain::crd::{LbticketSpec, LbticketStatus, Loadbalancer, LoadbalancerSpec, Phase};
-use crate::domain::ipam::PairAllocator;
+use crate::domain::ipam::{Device, PairAllocator, Side};
 
 /// Fields that cannot change while any ticket not Deleted uses the Loadbalancer.
 pub const LB_LOCKED_FIELDS: [&str; 4] = ["ltm.cidr", "ve.cidr", "cluster", "nsselector"];
@@ -95,8 +97,80 @@ pub fn lb_unique<'a>(
                 ),
             ));
         }
+        if let Some(overlap) = Overlap::between(spec, other_name, other) {
+            return Err(Refusal::field(overlap.side.cidr_field(), overlap.msg()));
+        }
     }
     Ok(())
+}
+
+/// Two load balancers whose ranges on one side overlap on the same device: an address of both
+/// ranges would be one address of that VE or LTM, however the two load balancers share it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub side: Side,
+    /// This load balancer's range.
+    pub range: String,
+    /// The other load balancer, and its range.
+    pub other: String,
+    pub other_range: String,
+    pub device: Device,
+}
+
+impl Overlap {
+    /// The first side on which `spec`'s range overlaps `other`'s on the same device.
+    pub fn between(spec: &LoadbalancerSpec, other_name: &str, other: &LoadbalancerSpec) -> Option<Overlap> {
+        [Side::Ve, Side::Ltm].into_iter().find_map(|side| Overlap::on(side, spec, other_name, other))
+    }
+
+    /// Whether `spec`'s range of `side` overlaps `other`'s on the same device.
+    pub fn on(side: Side, spec: &LoadbalancerSpec, other_name: &str, other: &LoadbalancerSpec) -> Option<Overlap> {
+        let device = Device::of(spec, side);
+        let range = |s: &LoadbalancerSpec| if side == Side::Ve { s.ve.cidr.clone() } else { s.ltm.cidr.clone() };
+        let (mine, theirs) = (range(spec), range(other));
+        let net = |r: &str| r.trim().parse::<IpNet>().ok();
+        let (a, b) = (net(&mine)?, net(&theirs)?);
+        let overlap = a.contains(&b.network()) || b.contains(&a.network());
+        (overlap && Device::of(other, side) == device).then(|| Overlap {
+            side,
+            range: mine,
+            other: other_name.to_string(),
+            other_range: theirs,
+            device,
+        })
+    }
+
+    /// What the admin is told.
+    pub fn msg(&self) -> crate::i18n::Msg {
+        crate::msg!(
+            "refusals.lb.range_overlap",
+            range = escaped(&self.range),
+            other = self.other,
+            other_range = escaped(&self.other_range),
+            device = escaped(&self.device.to_string())
+        )
+    }
+}
+
+/// Every overlap among `lbs` (name, spec), by load balancer: what an upgrade from a version that
+/// let an admin save them finds, shown on the admin's page and a condition.
+pub fn overlaps<'a>(
+    lbs: impl IntoIterator<Item = (&'a str, &'a LoadbalancerSpec)> + Clone,
+) -> std::collections::BTreeMap<String, Vec<Overlap>> {
+    let mut found: std::collections::BTreeMap<String, Vec<Overlap>> = Default::default();
+    for (name, spec) in lbs.clone() {
+        for (other_name, other) in lbs.clone() {
+            if other_name == name {
+                continue;
+            }
+            for side in [Side::Ve, Side::Ltm] {
+                if let Some(o) = Overlap::on(side, spec, other_name, other) {
+                    found.entry(name.to_string()).or_default().push(o);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Whether a tenant working in `project` on `cluster` may choose this Loadbalancer.
@@ -270,11 +344,98 @@ mod tests {
         let r = lb_unique("b", &b, [("a", &a)]).expect_err("same tenant");
         assert_eq!(r.field.as_deref(), Some("partition"));
         b.partition = Some("other".into());
+        b.ltm.url = "http://100.1.1.2/api".into();
         assert!(lb_unique("b", &b, [("a", &a)]).is_ok());
         let mut c = a.clone();
         c.nsselector.insert("zone".into(), "2".into());
         c.partition = Some("p2".into());
+        c.ve.cidr = "20.2.0.0/16".into();
+        c.ltm.cidr = "10.0.1.0/24".into();
         assert!(lb_unique("c", &c, [("a", &a)]).is_ok(), "another nsselector is another load balancer");
+    }
+
+    #[test]
+    fn ranges_that_overlap_on_one_device_are_refused_naming_the_other() {
+        let a = lb();
+        // Each row: what changes in a copy of `a` (its own partition and namespace selector: not
+        // a duplicate), and the field refused.
+        type Change = fn(&mut LoadbalancerSpec);
+        let rows: [(&str, Change, Option<&str>); 7] = [
+            ("half of a's VE range, on a's VE", |s| s.ve.cidr = "20.1.0.128/25".into(), Some("ve.cidr")),
+            ("a range holding a's, on a's VE", |s| s.ve.cidr = "20.0.0.0/8".into(), Some("ve.cidr")),
+            (
+                "the same VE range on another VE",
+                |s| {
+                    s.ve.addr = "200.1.1.9".into();
+                    s.ltm.url = "http://100.1.1.9/api".into();
+                },
+                None,
+            ),
+            (
+                "the VE written otherwise is the same VE",
+                |s| {
+                    s.ve.addr = " 200.1.1.1".into();
+                    s.ve.cidr = "20.1.3.0/24".into();
+                },
+                Some("ve.cidr"),
+            ),
+            (
+                "an LTM range inside a's, on a's LTM",
+                |s| {
+                    s.ve.addr = "200.1.1.9".into();
+                    s.ltm.cidr = "10.0.0.64/26".into();
+                },
+                Some("ltm.cidr"),
+            ),
+            (
+                "a's LTM URL written otherwise",
+                |s| {
+                    s.ve.addr = "200.1.1.9".into();
+                    s.ltm.url = "HTTP://100.1.1.1:80/api/".into();
+                },
+                Some("ltm.cidr"),
+            ),
+            (
+                "ranges apart on both devices",
+                |s| {
+                    s.ve.cidr = "20.2.0.0/16".into();
+                    s.ltm.cidr = "10.0.1.0/24".into();
+                },
+                None,
+            ),
+        ];
+        for (what, change, refused) in rows {
+            let mut b = a.clone();
+            b.partition = Some("b".into());
+            b.nsselector.insert("lb".into(), "b".into());
+            change(&mut b);
+            let verdict = lb_unique("b", &b, [("a", &a)]);
+            assert_eq!(verdict.as_ref().err().and_then(|r| r.field.as_deref()), refused, "{what}: {verdict:?}");
+            if let Err(r) = verdict {
+                let said = r.reason.to_string();
+                assert!(
+                    said.contains("load balancer a")
+                        && said.contains(if refused == Some("ve.cidr") { "20.1.0.0/16" } else { "10.0.0.0/24" }),
+                    "{what}: {said}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn overlaps_already_saved_are_found_on_each_side() {
+        let a = lb();
+        let mut b = a.clone();
+        b.partition = Some("b".into());
+        b.ve.cidr = "20.1.0.128/25".into();
+        let c = LoadbalancerSpec {
+            ve: crate::domain::crd::VeSpec { addr: "200.9.9.9".into(), ..a.ve.clone() },
+            ..b.clone()
+        };
+        let found = overlaps([("a", &a), ("b", &b), ("c", &c)]);
+        let sides = |n: &str| found.get(n).map(|o| o.iter().map(|o| (o.other.clone(), o.side)).collect::<Vec<_>>());
+        assert_eq!(sides("a"), Some(vec![("b".into(), Side::Ve), ("b".into(), Side::Ltm), ("c".into(), Side::Ltm)]));
+        assert_eq!(sides("c"), Some(vec![("a".into(), Side::Ltm), ("b".into(), Side::Ltm)]));
     }
 
     #[test]

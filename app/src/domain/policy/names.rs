@@ -110,9 +110,10 @@ mod tests {
 
     #[test]
     fn an_address_is_named_as_kubernetes_allows() {
-        use crate::domain::crd::{Side, address_name};
-        for (side, ip) in [(Side::Ve, "10.1.0.7"), (Side::Ltm, "fd00::")] {
-            let name = address_name("big", side, ip.parse().expect("ip"));
+        use crate::domain::crd::address_name;
+        use crate::domain::ipam::Device;
+        for (device, ip) in [(Device::ve("200.1.1.1"), "10.1.0.7"), (Device::ltm("https://ltm.bank/api"), "fd00::")] {
+            let name = address_name(&device, ip.parse().expect("ip"));
             object_name("name", &name).expect("a valid object name");
         }
     }

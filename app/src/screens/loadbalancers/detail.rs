@@ -62,6 +62,11 @@ fn LbDetailBody(d: LbDetail, delete: ServerAction<DeleteLoadbalancer>, pairs: Pa
                 <span class="muted" lang="en">{why}</span>
             </div>
         })}
+        {d.row.overlap.clone().map(|why| view! {
+            <div class="notice-bad" role="status">
+                {t("loadbalancers.detail.overlap")} <span lang="en">{why}</span>
+            </div>
+        })}
         {d.row.cis_not_ready.clone().map(|why| view! {
             <div class="notice-bad" role="status">
                 {t("loadbalancers.detail.cis_not_ready")} <span lang="en">{why}</span>

@@ -60,11 +60,12 @@ fn lb_table(rows: Vec<LbRow>) -> AnyView {
                 <td>{r.ltm_url.clone()}<div class="muted">{r.ltm_cidr.clone()}</div></td>
                 <td><UsageBar used=r.pairs_used free=r.pairs_free /></td>
                 <td>{r.tickets}</td>
-                <td>{match (&r.unreachable, &r.cis_not_ready, r.ready) {
-                    (Some(why), _, _) => view! { <span class="badge badge-bad" title=why.clone() data-object-title="">{t("loadbalancers.badge.unreachable")}</span> }.into_any(),
-                    (None, Some(why), _) => view! { <span class="badge badge-bad" title=why.clone() data-object-title="">{t("loadbalancers.badge.cis_not_ready")}</span> }.into_any(),
-                    (None, None, true) => view! { <span class="badge badge-ok">{t("loadbalancers.badge.ready")}</span> }.into_any(),
-                    (None, None, false) => view! { <span class="badge badge-info">{t("loadbalancers.badge.pending")}</span> }.into_any(),
+                <td>{match (&r.overlap, &r.unreachable, &r.cis_not_ready, r.ready) {
+                    (Some(why), ..) => view! { <span class="badge badge-bad" title=why.clone() data-object-title="">{t("loadbalancers.badge.overlap")}</span> }.into_any(),
+                    (None, Some(why), ..) => view! { <span class="badge badge-bad" title=why.clone() data-object-title="">{t("loadbalancers.badge.unreachable")}</span> }.into_any(),
+                    (None, None, Some(why), _) => view! { <span class="badge badge-bad" title=why.clone() data-object-title="">{t("loadbalancers.badge.cis_not_ready")}</span> }.into_any(),
+                    (None, None, None, true) => view! { <span class="badge badge-ok">{t("loadbalancers.badge.ready")}</span> }.into_any(),
+                    (None, None, None, false) => view! { <span class="badge badge-info">{t("loadbalancers.badge.pending")}</span> }.into_any(),
                 }}</td>
             </tr>
         }

@@ -57,6 +57,8 @@ pub struct LbRow {
     pub unreachable: Option<String>,
     /// Why its CIS would not post what lbdesk writes (`CisReady` False).
     pub cis_not_ready: Option<String>,
+    /// Which load balancers' ranges overlap its own on one device (`RangesDisjoint` False).
+    pub overlap: Option<String>,
 }
 
 /// The create/edit form. Secrets are write-only: `None` keeps what is stored.

@@ -52,6 +52,7 @@ fn row(lb: &Loadbalancer, tickets: &[Lbticket]) -> LbRow {
         ready: capacity.is_some(),
         unreachable: lb.unreachable().map(String::from),
         cis_not_ready: lb.cis_not_ready().map(String::from),
+        overlap: lb.ranges_overlap().map(String::from),
     }
 }
 

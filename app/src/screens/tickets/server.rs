@@ -19,7 +19,7 @@ use crate::domain::crd::{
     CONDITION_CIS_READY, CONDITION_REACHABLE, Condition, DesiredState, LABEL_CLUSTER, LABEL_NAMESPACE, LABEL_PROJECT,
     Lbaddress, Lbrule, Lbticket, LbticketSpec, Loadbalancer, address_name,
 };
-use crate::domain::ipam::{PairAllocator, Side};
+use crate::domain::ipam::{Device, PairAllocator, Side};
 use crate::domain::policy::{
     Held, Limits, TicketUse, check_change, lb_offered_to, object_name, shown, ticket_deletable, ticket_disableable,
     ticket_editable, ticket_enableable,
@@ -221,7 +221,7 @@ async fn offered(caller: &Caller, name: &str) -> Result<Loadbalancer, AppError> 
 }
 
 /// Whether `addr` can be requested on `side` of `lb` by `ticket`: inside the range, not
-/// reserved, and held by no other ticket (its Lbaddress object, read by name).
+/// reserved, and held by no other ticket on its device (its Lbaddress object, read by name).
 async fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Result<(), AppError> {
     if addr.trim().is_empty() {
         return Ok(());
@@ -229,7 +229,7 @@ async fn check(lb: &Loadbalancer, side: Side, addr: &str, ticket: &str) -> Resul
     let mut alloc = PairAllocator::new(&lb.spec, &[]).map_err(refused)?;
     let pool = if side == Side::Ve { &mut alloc.ve } else { &mut alloc.ltm };
     let ip = pool.parse(addr).map_err(refused)?;
-    let name = address_name(&lb.name_any(), side, ip);
+    let name = address_name(&Device::of(&lb.spec, side), ip);
     let held = Api::<Lbaddress>::all(ssr::mgmt()?).get_opt(&name).await.map_err(|e| kube_error("addresses", e))?;
     if let Some(held) = held {
         pool.take(ip, &held.spec.ticket).map_err(refused)?;

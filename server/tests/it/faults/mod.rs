@@ -3,5 +3,6 @@
 //! test proving one invariant of `docs/reliability.md`: nothing acknowledged is lost, nothing
 //! is invented.
 
+mod devices;
 mod semantics;
 mod storage;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use app::domain::crd::{BondState, Lbaddress, Phase, address_name};
-use app::domain::ipam::Side;
+use app::domain::ipam::{Device, Side};
 use kube::api::{Api, PostParams};
 use server::reconciler;
 
@@ -20,7 +20,8 @@ async fn half_a_pair_is_given_back_and_the_ticket_gets_a_whole_one() {
     // What a reconciler that died after the VE create left (written as lbdesk itself).
     let own: Api<Lbaddress> = Api::all(lbdesk.clusters.mgmt().clone());
     let (ve, ltm) = ("20.1.0.5".parse().expect("ip"), "10.0.0.5".parse().expect("ip"));
-    own.create(&PostParams::default(), &Lbaddress::held("demo", Side::Ve, ve, ltm, "half", BondState::Pending))
+    let device = Device::of(&loadbalancer("20.1.0.0/24", &[]).spec, Side::Ve);
+    own.create(&PostParams::default(), &Lbaddress::held("demo", &device, ve, ltm, "half", BondState::Pending))
         .await
         .expect("half a pair");
 
@@ -32,6 +33,6 @@ async fn half_a_pair_is_given_back_and_the_ticket_gets_a_whole_one() {
         [("half".into(), "20.1.0.1".into(), "10.0.0.1".into(), BondState::Bond)],
         "a whole pair, the lowest free"
     );
-    assert!(own.get_opt(&address_name("demo", Side::Ve, ve)).await.expect("get").is_none(), "the half is gone");
+    assert!(own.get_opt(&address_name(&device, ve)).await.expect("get").is_none(), "the half is gone");
     run.abort();
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use app::domain::crd::{
     BondState, IpPair, Lbaddress, Lbticket, LbticketStatus, Loadbalancer, LoadbalancerStatus, Phase, address_name,
 };
-use app::domain::ipam::Side;
+use app::domain::ipam::{Device, Side};
 use kube::api::{Api, PostParams};
 use serde_json::json;
 use server::reconciler;
@@ -98,14 +98,15 @@ async fn an_address_object_written_by_hand_is_refused() {
     wait_phase(&w.tickets, "forge-held", Phase::Enabled).await;
     let addresses: Api<Lbaddress> = Api::all(w.mgmt.clone());
     let ip: IpAddr = "20.62.0.9".parse().expect("ip");
-    let forged = Lbaddress::held("forge", Side::Ve, ip, "10.0.0.9".parse().expect("ip"), "forge-held", BondState::Bond);
+    let ve = Device::of(&super::own_loadbalancer(forge, "20.62.0.0/24", &[]).spec, Side::Ve);
+    let forged = Lbaddress::held("forge", &ve, ip, "10.0.0.9".parse().expect("ip"), "forge-held", BondState::Bond);
     let refused = addresses.create(&PostParams::default(), &forged).await.expect_err("refused");
     assert!(
         matches!(&refused, kube::Error::Api(e) if e.code == 403 && e.message.contains("change the address request instead")),
         "{refused:?}"
     );
-    assert!(addresses.get_opt(&address_name("forge", Side::Ve, ip)).await.expect("get").is_none());
-    let held = address_name("forge", Side::Ve, "20.62.0.1".parse().expect("ip"));
+    assert!(addresses.get_opt(&address_name(&ve, ip)).await.expect("get").is_none());
+    let held = address_name(&ve, "20.62.0.1".parse().expect("ip"));
     let patch = json!({"spec": {"ticket": "someone-else"}});
     let refused =
         addresses.patch(&held, &Default::default(), &kube::api::Patch::Merge(&patch)).await.expect_err("refused");
