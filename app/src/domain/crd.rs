@@ -19,7 +19,7 @@ mod lbticket;
 mod reachability;
 
 pub use lbaddress::{LABEL_DEVICE, LABEL_SIDE, Lbaddress, LbaddressSpec, Side, address_name, legacy_address_name};
-pub use lbquota::{Lbquota, LbquotaSpec};
+pub use lbquota::{Charge, Lbquota, LbquotaSpec, LbquotaStatus, Used};
 pub use lbrule::{Lbrule, LbruleSpec, LbruleStatus, MatchMode, Operator, RuleCondition, RuleType, RuleValue};
 pub use lbticket::{
     ANNOTATION_READ_BIGIP, BigipStatus, CONDITION_LIVE_ON_BIGIP, DesiredState, DriverState, F5Ingress, HistoryEntry,

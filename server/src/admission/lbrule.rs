@@ -3,7 +3,7 @@
 //! else in the namespace uses, and a rule that stays where it was created. A delete is always
 //! allowed: a rule holds up its listener, never the other way round.
 
-use app::domain::crd::{Lbrule, Lbticket, Loadbalancer};
+use app::domain::crd::{Charge, Lbrule, Lbticket, Loadbalancer, project_of};
 use app::domain::policy::{Usage, rule_write, validate_rule};
 
 use super::{Admission, Denial, Review};
@@ -31,10 +31,11 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     };
     rule_write(&review.name, &rule.spec, before.as_ref().map(|b| &b.spec), ticket, &rules, &usage)
         .map_err(Denial::refused)?;
-    match (ticket, &before) {
-        (Some(t), None) => {
-            let with_rule: Vec<Lbrule> = rules.iter().cloned().chain([rule.clone()]).collect();
-            admission.within_quota(Some(t), t, &rules, &with_rule).await
+    let (Some(t), None) = (ticket, &before) else { return Ok(()) };
+    let on = |lb: &Loadbalancer| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str());
+    match (project_of(t), admission.list::<Loadbalancer>(on).await?.pop()) {
+        (Some(project), Some(lb)) => {
+            admission.charge(review, project, &lb, Charge::of_rule(&review.name, ""), &Charge::default()).await
         }
         _ => Ok(()),
     }

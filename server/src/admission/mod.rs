@@ -14,6 +14,7 @@ mod loadbalancer;
 mod owned;
 mod quota;
 mod review;
+mod usage;
 
 use std::sync::Arc;
 
@@ -160,13 +161,15 @@ pub struct Review {
     pub new: Option<Value>,
     /// The object as stored; none for a create.
     pub old: Option<Value>,
+    /// A dry run: checked, charged to no quota.
+    pub dry_run: bool,
 }
 
 impl Review {
     /// The write of `new` over `old`, named by the objects.
     pub fn of(new: Option<Value>, old: Option<Value>) -> Review {
         let name = new.as_ref().or(old.as_ref()).and_then(|o| o["metadata"]["name"].as_str()).unwrap_or_default();
-        Review { name: name.to_string(), new, old }
+        Review { name: name.to_string(), new, old, dry_run: false }
     }
 
     /// The object as it would be stored, typed.

@@ -87,6 +87,7 @@ fn written(req: &AdmissionRequest<DynamicObject>) -> Result<Write<'_>, Denial> {
     if !req.name.is_empty() {
         review.name = req.name.clone();
     }
+    review.dry_run = req.dry_run;
     Ok(Write {
         kind: req.kind.kind.as_str(),
         operation: req.operation.clone(),

@@ -7,9 +7,10 @@ use std::net::IpAddr;
 
 use app::domain::crd::{BondState, GROUP, Lbaddress, Lbquota, Lbticket, Loadbalancer, VERSION, project_of};
 use app::domain::ipam::{AllocError, Device, Pair, Side, queue};
-use app::domain::policy::{Limits, pairs_held};
+use app::domain::policy::Limits;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
@@ -27,15 +28,23 @@ fn requested(address: Option<&str>) -> bool {
 }
 
 /// Why `ticket` may not have a pair now: its project holds its quota of pairs on `lb` (a
-/// request past the quota in the pages and admission, made in a race or before the quota was
-/// lowered, waits, and the network-policy driver is not asked for it).
+/// request past the quota, made before the quota was lowered, waits, and the network-policy
+/// driver is not asked for it).
+///
+/// NB: counted from the ledger, which holds this process's own claims the moment they are
+/// written, under the lock of the project's pairs on `lb` (held through the claim): a ticket's
+/// status, written only with the driver's answer, let parallel reconciles each see room for one
+/// more (a project held 64 pairs on a quota of 59).
 async fn over_quota(ctx: &Context, lb: &Loadbalancer, ticket: &Lbticket) -> Result<Option<String>> {
     let Some(project) = project_of(ticket) else { return Ok(None) };
     let quota = Api::<Lbquota>::all(ctx.clusters.mgmt().clone()).get_opt(project).await?;
     let limits = Limits::of(quota.as_ref().map(|q| &q.spec), &lb.spec, 0);
     let (lb_name, name) = (lb.name_any(), ticket.name_any());
-    let tickets = ctx.caches().tickets.state();
-    let held = pairs_held(project, &lb_name, &name, tickets.iter().map(|t| &**t));
+    let tickets = ctx.caches().tickets;
+    let of_project = |holder: &str| {
+        holder != name && tickets.get(&ObjectRef::new(holder)).is_some_and(|t| project_of(&t) == Some(project))
+    };
+    let held = ctx.ledger().holders(&lb_name).into_iter().filter(|h| of_project(h)).count() as u64;
     Ok((held >= limits.addresses).then(|| {
         format!("project {project} holds its quota of {} addresses on load balancer {lb_name}", limits.addresses)
     }))
@@ -134,6 +143,12 @@ pub async fn allocate(
     ltmip: Option<&str>,
 ) -> Result<std::result::Result<Pair, NoPair>> {
     let (lb_name, name) = (lb.name_any(), ticket.name_any());
+    // NB: one claim of the project's pairs on the load balancer at a time (see `over_quota`).
+    let lock = project_of(ticket).map(|p| ctx.lock(&format!("pairs of {p} on {lb_name}")));
+    let _one_at_a_time = match &lock {
+        Some(lock) => Some(lock.lock().await),
+        None => None,
+    };
     for _ in 0..TRIES {
         let held = ctx.ledger().held(&lb_name, &name);
         if let Some(pair) = held.pair() {

@@ -178,8 +178,9 @@ pub struct Context {
     caches: std::sync::RwLock<Caches>,
     /// Every address held, from the Lbaddress watch and this process's own writes.
     ledger: std::sync::Mutex<Ledger>,
-    /// One tenant sync per member cluster at a time.
-    sync_locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// One holder at a time of each key: a member cluster's sync, a project's pairs on a load
+    /// balancer.
+    locks: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// What each member cluster's last sync placed.
     memo: std::sync::Mutex<tenant::Memo>,
     /// What each member cluster's last sync wrote of the Ingresses.
@@ -225,7 +226,7 @@ impl Context {
             synced: AtomicBool::new(false),
             caches: std::sync::RwLock::new(caches),
             ledger: Default::default(),
-            sync_locks: Default::default(),
+            locks: Default::default(),
             memo: Default::default(),
             ingresses: Default::default(),
             wakers: Arc::default(),
@@ -304,9 +305,10 @@ impl Context {
         self.ingresses.lock().unwrap_or_else(|p| p.into_inner()).remove(cluster);
     }
 
-    fn sync_lock(&self, cluster: &str) -> Arc<Mutex<()>> {
-        let mut locks = self.sync_locks.lock().unwrap_or_else(|p| p.into_inner());
-        locks.entry(cluster.to_string()).or_default().clone()
+    /// The lock of `key` (a member cluster's name: its syncs).
+    fn lock(&self, key: &str) -> Arc<Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(key.to_string()).or_default().clone()
     }
 }
 

@@ -56,7 +56,7 @@ pub(super) fn rendered(ticket: &Lbticket) -> Option<&Condition> {
 /// Tenants whose inputs did not change since the last sync are left alone, unless `ensure`
 /// asks for every generated object to be read back and repaired.
 pub async fn sync(ctx: &Context, cluster: &str, gone: Option<&str>, ensure: bool) -> Result<Faults> {
-    let lock = ctx.sync_lock(cluster);
+    let lock = ctx.lock(cluster);
     let _one_at_a_time = lock.lock().await;
     let client = ctx
         .clusters

@@ -177,10 +177,19 @@ async fn a_save_too_large_for_the_configmap_as_sent_is_refused_to_its_maker_alon
     assert!(!two.deployed().await.contains("X-H15"), "alice's rule was not written");
 }
 
-/// Writes project `project`'s quota with the admin token, as `kubectl apply` would.
+/// Writes project `project`'s quota with the admin token, as `kubectl apply` would (admission
+/// made one, with the default limits, when the project's first request was charged to it).
 async fn quota(lbdesk: &Lbdesk, project: &str, spec: LbquotaSpec) {
     let quotas: Api<Lbquota> = Api::all(lbdesk.client("mgmt").await);
-    quotas.create(&PostParams::default(), &Lbquota::new(project, spec)).await.expect("the quota");
+    let limits = serde_json::json!({"spec": spec});
+    let applied = quotas.patch(project, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&limits)).await;
+    if let Err(kube::Error::Api(e)) = &applied
+        && e.code == 404
+    {
+        quotas.create(&PostParams::default(), &Lbquota::new(project, spec)).await.expect("the quota");
+        return;
+    }
+    applied.expect("the quota");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

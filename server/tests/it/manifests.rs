@@ -236,7 +236,7 @@ fn the_webhook_fails_closed_within_kubernetes_timeout_for_every_lbdesk_kind_and_
     let [vwc] = m.webhooks.as_slice() else { panic!("one ValidatingWebhookConfiguration") };
     for hook in vwc.webhooks.iter().flatten() {
         assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
-        assert_eq!(hook.side_effects, "None");
+        assert_eq!(hook.side_effects, "NoneOnDryRun", "a write is charged to its quota, a dry run not");
         assert!(hook.timeout_seconds.is_some_and(|t| (1..=30).contains(&t)));
         assert_eq!(hook.admission_review_versions, ["v1"]);
         let service = hook.client_config.service.as_ref().expect("a Service");
@@ -271,6 +271,7 @@ fn the_role_grants_what_lbdesk_uses_and_nothing_more() {
         "/events: create,patch".to_string(),
         format!("ebcpaas.io/lbaddresses: {all}"),
         format!("ebcpaas.io/lbquotas: {all}"),
+        "ebcpaas.io/lbquotas/status: get,update,patch".into(),
         format!("ebcpaas.io/lbrules: {all}"),
         "ebcpaas.io/lbrules/status: get,update,patch".into(),
         format!("ebcpaas.io/lbtickets: {all}"),

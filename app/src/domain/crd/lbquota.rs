@@ -2,6 +2,13 @@
 //! with `kubectl`. Its name is the project's. A limit left out takes its default, which keeps
 //! one project from taking a shared range or tenant: half of each load balancer's address pairs,
 //! half of what an AS3 tenant's ConfigMap holds; listeners, rules and F5 Ingresses are unlimited.
+//!
+//! Its status is admission's record, as Kubernetes' ResourceQuota keeps one: what the project
+//! used when a write was last charged, and each charge the watch caches may not show yet, written
+//! with a compare-and-swap in the same admission that admits the write. So any number of
+//! parallel writers and replicas never take a project past its quota.
+
+use std::collections::BTreeMap;
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -16,6 +23,7 @@ use serde::{Deserialize, Serialize};
     plural = "lbquotas",
     derive = "PartialEq",
     derive = "Default",
+    status = "LbquotaStatus",
     shortname = "lbq",
     printcolumn = r#"{"name":"Addresses","type":"integer","jsonPath":".spec.addressesPerLoadbalancer"}"#,
     printcolumn = r#"{"name":"Listeners","type":"integer","jsonPath":".spec.listeners"}"#,
@@ -42,4 +50,52 @@ pub struct LbquotaSpec {
     /// ConfigMap's write carries them; none: half of what one ConfigMap holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declaration_bytes: Option<u64>,
+}
+
+/// Admission's record of what a project holds.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LbquotaStatus {
+    /// What the project held once the last charged write was admitted.
+    #[serde(default)]
+    pub used: Used,
+    /// The shares of the writes admitted lately, until the watch caches show them (a minute at
+    /// most): a write admitted a moment ago counts, however the caches lag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charges: Vec<Charge>,
+}
+
+/// What a project holds: address requests by load balancer, listeners, rules and F5 Ingresses.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Used {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub addresses: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub listeners: u64,
+    #[serde(default)]
+    pub rules: u64,
+    #[serde(default)]
+    pub ingresses: u64,
+}
+
+/// One admitted object's share of its project's quota.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Charge {
+    /// `Lbticket/<name>` or `Lbrule/<name>`.
+    pub object: String,
+    /// The load balancer whose address it holds (an address request's).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub loadbalancer: String,
+    #[serde(default)]
+    pub addresses: u64,
+    #[serde(default)]
+    pub listeners: u64,
+    #[serde(default)]
+    pub rules: u64,
+    #[serde(default)]
+    pub ingresses: u64,
+    /// When it was charged (RFC 3339).
+    pub at: String,
 }

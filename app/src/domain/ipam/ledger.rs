@@ -215,6 +215,11 @@ impl Ledger {
         held
     }
 
+    /// The tickets holding addresses of load balancer `lb`.
+    pub fn holders(&self, lb: &str) -> Vec<String> {
+        self.books.get(lb).map(|b| b.tickets.keys().cloned().collect()).unwrap_or_default()
+    }
+
     /// How many addresses load balancer `lb`'s objects hold, on both sides.
     pub fn count(&self, lb: &str) -> usize {
         self.books.get(lb).map_or(0, |b| b.objects.len())
@@ -340,6 +345,7 @@ mod tests {
         let pair = ledger.allocator(&lb).expect("valid").allocate("t2", None, None).expect("free");
         assert_eq!(pair, Pair { veip: ip("20.1.0.2"), ltmip: ip("10.0.0.2") }, "the held pair is skipped");
         assert_eq!(ledger.count("big"), 2);
+        assert_eq!(ledger.holders("big"), ["t1"]);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 // NB: the server's (save path and admission); the browser only shows its verdicts.
 #[cfg(feature = "ssr")]
 mod change;
+#[cfg(feature = "ssr")]
+mod charges;
 mod ingress;
 mod ipam_refusals;
 mod listener;
@@ -22,6 +24,8 @@ mod ticket_use;
 
 #[cfg(feature = "ssr")]
 pub use change::*;
+#[cfg(feature = "ssr")]
+pub use charges::*;
 pub use ingress::*;
 pub use listener::*;
 pub use loadbalancer::*;

@@ -122,17 +122,6 @@ impl Held {
     }
 }
 
-/// The address pairs `project`'s requests on load balancer `lb` hold now (`except` left out):
-/// what the reconciler weighs before it hands out one more.
-pub fn pairs_held<'a>(project: &str, lb: &str, except: &str, tickets: impl IntoIterator<Item = &'a Lbticket>) -> u64 {
-    tickets
-        .into_iter()
-        .filter(|t| t.spec.loadbalancer == lb && t.metadata.name.as_deref() != Some(except))
-        .filter(|t| project_of(t) == Some(project))
-        .filter(|t| t.status.as_ref().is_some_and(|s| s.veip.is_some()))
-        .count() as u64
-}
-
 /// Whether going from `before` to `after` keeps the project within `limits` on load balancer
 /// `lb`: only what grows is checked.
 pub fn within_quota(limits: &Limits, before: &Held, after: &Held, lb: &str) -> Result<(), Refusal> {
@@ -249,23 +238,6 @@ mod tests {
         assert_eq!(validate_quota("project-a", &huge).expect_err("huge").field.as_deref(), Some("declarationBytes"));
         assert!(validate_quota("Project A", &LbquotaSpec::default()).is_err(), "a project name");
         assert_eq!(validate_quota("project-a", &LbquotaSpec::default()), Ok(()));
-    }
-
-    #[test]
-    fn the_pairs_a_project_holds_are_those_handed_out() {
-        let mut holding = ticket("a1", "project-a", "demo", Phase::Enabled, 0, 0);
-        if let Some(s) = holding.status.as_mut() {
-            s.veip = Some("20.1.0.1".into());
-        }
-        let waiting = ticket("a2", "project-a", "demo", Phase::Created, 0, 0);
-        let mut other = ticket("b1", "project-b", "demo", Phase::Enabled, 0, 0);
-        if let Some(s) = other.status.as_mut() {
-            s.veip = Some("20.1.0.2".into());
-        }
-        let all = [holding, waiting, other];
-        assert_eq!(pairs_held("project-a", "demo", "a2", &all), 1);
-        assert_eq!(pairs_held("project-a", "demo", "a1", &all), 0, "itself left out");
-        assert_eq!(pairs_held("project-a", "other", "a2", &all), 0);
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub struct QuotaForm {
     pub ingresses: String,
     /// KiB of each shared AS3 tenant (default: half of what one holds).
     pub declaration_kib: String,
-    /// The quota's version when loaded; none when the project has none yet.
+    /// The generation of the quota's limits when loaded; none when the project has none of its
+    /// own (no quota, or one with every limit left to its default).
     pub version: Option<String>,
 }
 

@@ -78,8 +78,15 @@ fn form_of(project: String, quota: Option<&Lbquota>) -> QuotaForm {
         rules: text(spec.rules),
         ingresses: text(spec.ingresses),
         declaration_kib: text(spec.declaration_bytes.map(|b| b / 1024)),
-        version: quota.and_then(|q| q.metadata.resource_version.clone()),
+        version: version_of(quota),
     }
+}
+
+/// What a quota's form is checked against when saved: the generation of its limits (not its
+/// `resourceVersion`: admission charges each write to its status), none for the defaults.
+fn version_of(quota: Option<&Lbquota>) -> Option<String> {
+    let own = quota.filter(|q| q.spec != LbquotaSpec::default());
+    own.and_then(|q| q.metadata.generation).map(|g| g.to_string())
 }
 
 pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
@@ -101,7 +108,7 @@ pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
         .write(|| async {
             let api = Api::<Lbquota>::all(mgmt()?);
             let current = api.get_opt(project).await.map_err(|e| kube_error("project quota", e))?;
-            if current.as_ref().and_then(|c| c.metadata.resource_version.clone()) != form.version {
+            if version_of(current.as_ref()) != form.version {
                 return Err(AppError::Conflict(STALE.into()));
             }
             let written = Written::change("set quota", "Lbquota", project, Some(project)).after(&spec);

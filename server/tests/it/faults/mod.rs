@@ -4,5 +4,6 @@
 //! is invented.
 
 mod devices;
+mod quotas;
 mod semantics;
 mod storage;

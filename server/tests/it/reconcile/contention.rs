@@ -100,3 +100,43 @@ async fn a_hundred_requests_for_ten_free_pairs_get_exactly_ten() {
     assert_eq!(owners, winners);
     assert!(recorded.iter().all(|p| p.3 == BondState::Bond));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_waiting_past_a_lowered_quota_get_exactly_the_quota_in_parallel_reconciles() {
+    use app::domain::crd::{LABEL_PROJECT, Lbquota, LbquotaSpec};
+    use kube::Api;
+    use kube::api::{Patch, PatchParams};
+
+    const WAITING: usize = 30;
+    let lbdesk = crate::helpers::spawn_lbdesk_with(
+        Backend::Sqlite,
+        crate::helpers::Options { reconciler: false, ..super::options() },
+    )
+    .await;
+    let w = world(&lbdesk).await;
+    w.lbs.create(&PostParams::default(), &super::loadbalancer("20.1.0.0/24", &[])).await.expect("lb");
+    let quotas: Api<Lbquota> = Api::all(w.mgmt.clone());
+    let roomy = LbquotaSpec { addresses_per_loadbalancer: Some(100), ..Default::default() };
+    quotas.create(&PostParams::default(), &Lbquota::new("project-a", roomy)).await.expect("quota");
+    for i in 0..WAITING {
+        let mut t = super::ticket(&format!("waits-{i:02}"), None, false);
+        t.metadata.labels = Some([(LABEL_PROJECT.to_string(), "project-a".to_string())].into());
+        w.tickets.create(&PostParams::default(), &t).await.expect("create");
+    }
+    // The admins lower the quota before the reconciler hands anything out.
+    let lowered = serde_json::json!({"spec": {"addressesPerLoadbalancer": 5}});
+    quotas.patch("project-a", &PatchParams::default(), &Patch::Merge(&lowered)).await.expect("lowered");
+    let run = super::start_reconciler(&lbdesk, lbdesk.driver.clone(), None);
+    until("five requests Enabled, the others waiting for the quota", 60, || async {
+        let all = tickets_in(&w.tickets, super::DEMO).await;
+        let enabled = all.iter().filter(|t| t.status.as_ref().is_some_and(|s| s.phase == Phase::Enabled)).count();
+        let waiting = all
+            .iter()
+            .filter(|t| t.status.as_ref().is_some_and(|s| s.message.contains("holds its quota of 5 addresses")))
+            .count();
+        enabled == 5 && waiting == WAITING - 5
+    })
+    .await;
+    assert_eq!(pairs(&w.lbs, "demo").await.len(), 5, "exactly the quota's pairs are held");
+    run.abort();
+}
