@@ -24,10 +24,10 @@ pub enum AppError {
     /// Someone else changed the object first; reload and try again.
     #[error("{0}")]
     Conflict(String),
-    /// Nothing was saved: the store cannot take a write now (a full disk: 507; a database out
-    /// of reach: 503). The message names the cause; the same action may be tried again.
-    #[error("{message}")]
-    Unavailable { status: u16, message: String },
+    /// Nothing was saved: the store cannot take a write now (a full disk, a database out of
+    /// reach: 503). The message names the cause; the same action may be tried again.
+    #[error("{0}")]
+    Unavailable(String),
     /// Something failed on the server; details are in the server log.
     #[error("{0}")]
     Internal(String),
@@ -66,7 +66,7 @@ impl AppError {
             AppError::NotFound(_) => 404,
             AppError::Invalid { .. } => 400,
             AppError::Refused(_) | AppError::Conflict(_) => 409,
-            AppError::Unavailable { status, .. } => *status,
+            AppError::Unavailable(_) => 503,
             AppError::Internal(_) => 500,
             AppError::TooMany { .. } => 429,
         }

@@ -81,7 +81,7 @@ pub fn internal(context: &str, e: impl std::fmt::Display) -> AppError {
 pub fn unavailable(fault: db::Fault) -> AppError {
     tracing::warn!("the store is unavailable: {}", fault.cause());
     let cause = crate::i18n::t(fault.key());
-    AppError::Unavailable { status: fault.status(), message: crate::tf!("errors.store.unavailable", cause = cause) }
+    AppError::Unavailable(crate::tf!("errors.store.unavailable", cause = cause))
 }
 
 /// A database error as a page is told it: a storage fault names its cause, anything else is
