@@ -43,6 +43,16 @@ pub struct Entry {
     pub project: Option<String>,
     pub before: Option<Value>,
     pub after: Option<Value>,
+    /// The version the change committed, when it is an object's: one entry per version.
+    pub version: Option<Version>,
+}
+
+/// The version a change of an object committed: its cluster and the `resourceVersion` the
+/// store gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub cluster: String,
+    pub rv: i64,
 }
 
 /// What replaces a secret value.
@@ -105,26 +115,35 @@ impl Db {
 
     /// Writes one entry, redacted, as of `at`.
     pub async fn audit_at(&self, e: &Entry, at: time::OffsetDateTime) -> Result<(), sqlx::Error> {
-        let at = micros(at);
-        let id = format!("{:032x}", rand::random::<u128>());
-        sqlx::query(
-            "INSERT INTO audit (id, at, username, via, action, kind, name, project, before, after) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .bind(id)
-        .bind(at)
-        .bind(&e.user)
-        .bind(e.via.as_str())
-        .bind(&e.action)
-        .bind(&e.kind)
-        .bind(&e.name)
-        .bind(e.project.clone().unwrap_or_default())
-        .bind(json_or_empty(&e.before))
-        .bind(json_or_empty(&e.after))
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        insert(&mut conn, e, at).await
     }
+}
+
+/// Writes one entry, redacted, as of `at`, on `conn` (in the transaction that stores the change,
+/// for the embedded API). An entry of a version already recorded is not written again.
+pub async fn insert(conn: &mut sqlx::AnyConnection, e: &Entry, at: time::OffsetDateTime) -> Result<(), sqlx::Error> {
+    let id = format!("{:032x}", rand::random::<u128>());
+    let (cluster, rv) = e.version.as_ref().map_or((String::new(), None), |v| (v.cluster.clone(), Some(v.rv)));
+    sqlx::query(
+        "INSERT INTO audit (id, at, username, via, action, kind, name, project, before, after, cluster, rv) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+    )
+    .bind(id)
+    .bind(micros(at))
+    .bind(&e.user)
+    .bind(e.via.as_str())
+    .bind(&e.action)
+    .bind(&e.kind)
+    .bind(&e.name)
+    .bind(e.project.clone().unwrap_or_default())
+    .bind(json_or_empty(&e.before))
+    .bind(json_or_empty(&e.after))
+    .bind(cluster)
+    .bind(rv)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

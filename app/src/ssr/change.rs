@@ -5,8 +5,6 @@
 //! accept — then the compare-and-swap write, tried again when it lost a race, the audit row,
 //! and the errors said of the form's fields.
 
-use kube::Api;
-use kube::api::PostParams;
 use serde_json::Value;
 
 use super::address::{self, World, project_of, services, tls_secrets};
@@ -181,14 +179,16 @@ async fn once(caller: &Caller, name: &str, loaded: Option<i64>, edit: &Edit) -> 
         .annotations
         .get_or_insert_default()
         .insert("ebcpaas.io/changed-by".into(), caller.user.username.clone());
-    let written = Api::<Lbticket>::all(super::mgmt()?)
-        .replace(name, &PostParams::default(), &after)
+    let written = caller
+        .api::<Lbticket>(edit.action(), project_of(&before))?
+        .replace(name, &after)
         .await
         .map_err(|e| edit.said_of_form(kube_error("address request", e), index))?;
     super::state()?.caches.seen(&written).await;
     Ok(Written::change(edit.action(), "Lbticket", name, project_of(&written))
         .before(&edit.part(&before.spec))
         .after(&edit.part(&written.spec))
+        .stored(&written)
         .answer(edit.name().to_string()))
 }
 

@@ -2,13 +2,18 @@
 //! grey-out rule → the write (compare-and-swap on `resourceVersion`, retried when it lost a race)
 //! → an audit row → the answer. The server functions supply the rule and the write; the order
 //! and the audit are here, once.
+//!
+//! NB: a write to the management cluster says who makes it (`audited`): the embedded API records
+//! its entry with the object, in one transaction; the entry written here, once the API answered,
+//! names the version the write committed, and is not written again when the store wrote it.
 
 use std::future::Future;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::audit::{Entry, Via};
+use super::audit::{Entry, Version, Via};
+use super::audited::{Audited, Said};
 use crate::domain::access::{Principal, Target, Verb, Verdict, authorize};
 use crate::domain::user::CurrentUser;
 use crate::error::AppError;
@@ -34,6 +39,21 @@ pub async fn caller_for(verb: Verb, target: Target<'_>, what: &str) -> Result<Ca
 }
 
 impl Caller {
+    /// The writes of `K` in the management cluster, made for the caller: `action` of an object of
+    /// `project`.
+    pub fn api<K>(&self, action: &str, project: Option<&str>) -> Result<Audited<K>, AppError>
+    where
+        K: kube::Resource<DynamicType = ()> + Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+    {
+        let said = Said {
+            user: self.user.username.clone(),
+            action: action.into(),
+            project: project.map(String::from),
+            note: None,
+        };
+        Ok(Audited::all(super::mgmt()?, said))
+    }
+
     /// Whether the caller may `verb` the `target`. A refusal the caller may not learn about
     /// answers as if `what` (in the reader's words: see [`not_found`]) did not exist, in the same
     /// words as a real absence.
@@ -63,6 +83,7 @@ impl Caller {
             project: written.project,
             before: written.before,
             after: written.after,
+            version: written.version,
         };
         // NB: the change is made; a failed audit write cannot undo it, so it is logged loudly
         // rather than reported as a failed change.
@@ -81,6 +102,8 @@ pub struct Written<T> {
     pub project: Option<String>,
     pub before: Option<Value>,
     pub after: Option<Value>,
+    /// The version the write committed, when it wrote an object.
+    pub version: Option<Version>,
     pub answer: T,
 }
 
@@ -94,6 +117,7 @@ impl Written<()> {
             project: project.map(String::from),
             before: None,
             after: None,
+            version: None,
             answer: (),
         }
     }
@@ -112,6 +136,14 @@ impl<T> Written<T> {
         self
     }
 
+    /// The write committed `stored` (in the management cluster): one entry of its version.
+    pub fn stored(mut self, stored: &impl kube::Resource) -> Self {
+        let rv = stored.meta().resource_version.as_deref().and_then(|rv| rv.parse().ok());
+        let cluster = super::state().map(|s| s.clusters.mgmt_name().to_string());
+        self.version = rv.zip(cluster.ok()).map(|(rv, cluster)| Version { cluster, rv });
+        self
+    }
+
     /// Answering `answer`.
     pub fn answer<U>(self, answer: U) -> Written<U> {
         Written {
@@ -121,6 +153,7 @@ impl<T> Written<T> {
             project: self.project,
             before: self.before,
             after: self.after,
+            version: self.version,
             answer,
         }
     }

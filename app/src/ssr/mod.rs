@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod address;
 pub mod audit;
+pub mod audited;
 pub mod caches;
 pub mod change;
 pub mod clusters;

@@ -93,30 +93,27 @@ impl Admission {
         Ok(project)
     }
 
-    /// Records an allowed write. NB: admission runs before the write is stored, so a write that
-    /// then fails (a lost compare-and-swap) is recorded too, as a real API server's webhook
-    /// would see it; a failed record is logged, it does not refuse a change already allowed.
-    pub(super) async fn record(
+    /// The audit entry of an allowed write (its objects left for the recorder to fill), for the
+    /// write to record once it is stored: the embedded API in the transaction that stores it; the
+    /// webhook when it answers (it never sees the commit).
+    pub(super) fn entry(
         &self,
         user: &str,
         operation: &Operation,
         kind: &str,
         review: &Review,
         project: Option<String>,
-    ) {
-        let Some(action) = super::action(operation) else { return };
-        let entry = Entry {
+    ) -> Option<Entry> {
+        Some(Entry {
             user: user.to_string(),
             via: self.via,
-            action: action.into(),
+            action: super::action(operation)?.into(),
             kind: kind.to_string(),
             name: review.name.clone(),
             project,
-            before: review.old.clone(),
-            after: review.new.clone(),
-        };
-        if let Err(e) = self.db.audit(&entry).await {
-            tracing::error!(error = %e, kind, name = %entry.name, "could not write the audit entry");
-        }
+            before: None,
+            after: None,
+            version: None,
+        })
     }
 }

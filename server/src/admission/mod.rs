@@ -209,6 +209,11 @@ impl Admission {
         Admission { mgmt: Default::default(), caches, db, own_user: own_user.into(), via }
     }
 
+    /// Whether `user` is lbdesk's own (its writes are neither authorized nor audited here).
+    pub fn is_own(&self, user: &str) -> bool {
+        user == self.own_user
+    }
+
     /// Gives the checks their client of the management cluster (set once it can be reached).
     pub fn connect(&self, mgmt: kube::Client) {
         let _ = self.mgmt.set(mgmt);

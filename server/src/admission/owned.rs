@@ -24,9 +24,10 @@ pub fn owned(kind: &str, object: &Value) -> bool {
 }
 
 impl Admission {
-    /// Records a write by anyone but lbdesk to an object lbdesk owns in member cluster
-    /// `cluster`, named there `cluster/namespace/name`; an F5 Ingress's entry is its ticket's
-    /// project's (its owner sees it), a shared ConfigMap's no project's (admins see it).
+    /// The audit entry of a write by anyone but lbdesk to an object lbdesk owns in member
+    /// cluster `cluster`, named there `cluster/namespace/name`, for the write to record once
+    /// stored; an F5 Ingress's entry is its ticket's project's (its owner sees it), a shared
+    /// ConfigMap's no project's (admins see it).
     pub async fn witness(
         &self,
         cluster: &str,
@@ -35,12 +36,12 @@ impl Admission {
         kind: &str,
         new: Option<&Value>,
         old: Option<&Value>,
-    ) {
-        let Some(action) = super::action(operation) else { return };
+    ) -> Option<Entry> {
+        let action = super::action(operation)?;
         if user == self.own_user || !new.into_iter().chain(old).any(|o| owned(kind, o)) {
-            return;
+            return None;
         }
-        let Some(object) = new.or(old) else { return };
+        let object = new.or(old)?;
         let meta = &object["metadata"];
         let name = format!(
             "{cluster}/{}/{}",
@@ -55,19 +56,17 @@ impl Admission {
             },
             None => None,
         };
-        let entry = Entry {
+        Some(Entry {
             user: user.to_string(),
             via: self.via,
             action: action.into(),
             kind: kind.to_string(),
             name,
             project,
-            before: old.cloned(),
-            after: new.cloned(),
-        };
-        if let Err(e) = self.db.audit(&entry).await {
-            tracing::error!(error = %e, kind, name = %entry.name, "could not write the audit entry");
-        }
+            before: None,
+            after: None,
+            version: None,
+        })
     }
 }
 

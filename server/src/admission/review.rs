@@ -3,6 +3,7 @@
 //! the objects; only the HTTPS webhook speaks AdmissionReview ([`Admission::review`]).
 
 use app::domain::access::Principal;
+use app::ssr::audit::Entry;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 
@@ -21,11 +22,19 @@ impl Admission {
         };
         let response = AdmissionResponse::from(&request);
         let verdict = match written(&request) {
-            Ok(write) => self.admit(&write, caller).await,
+            Ok(write) => self.admit(&write, caller).await.map(|entry| {
+                entry.map(|e| Entry { before: write.review.old.clone(), after: write.review.new.clone(), ..e })
+            }),
             Err(denial) => Err(denial),
         };
+        // NB: the webhook never sees the commit: the write is recorded as it was allowed.
+        if let Ok(Some(entry)) = &verdict
+            && let Err(e) = self.db.audit(entry).await
+        {
+            tracing::error!(error = %e, kind = %entry.kind, name = %entry.name, "could not write the audit entry");
+        }
         let response = match verdict {
-            Ok(()) => response,
+            Ok(_) => response,
             Err(denial) => {
                 let mut denied = response.deny(denial.message());
                 denied.result = denial.status(&request.kind.kind, &request.name);
@@ -35,8 +44,9 @@ impl Admission {
         response.into_review()
     }
 
-    /// Reviews `write`: allowed, or why not.
-    pub async fn admit(&self, write: &Write<'_>, caller: Caller) -> Result<(), Denial> {
+    /// Reviews `write`: allowed (with the audit entry to record, when it is recorded), or why
+    /// not.
+    pub async fn admit(&self, write: &Write<'_>, caller: Caller) -> Result<Option<Entry>, Denial> {
         let verdict = self.decide(write, caller).await;
         if let Err(denial) = &verdict {
             let (kind, name, reason) = (write.kind, &write.review.name, denial.message());
@@ -46,7 +56,7 @@ impl Admission {
     }
 
     /// Hands the write to the checks of its kind.
-    async fn decide(&self, write: &Write<'_>, caller: Caller) -> Result<(), Denial> {
+    async fn decide(&self, write: &Write<'_>, caller: Caller) -> Result<Option<Entry>, Denial> {
         let (kind, review) = (write.kind, &write.review);
         // NB: who may write is asked first: the checks below would tell a stranger a phase.
         let principal = self.principal(write.user).await?;
@@ -56,7 +66,7 @@ impl Admission {
         // ticket holds, its phase): written by anyone else, it could take another request's
         // address or tell an owner a made-up story.
         if write.status {
-            return if others { Err(Denial::forbidden(STATUS_IS_LBDESKS)) } else { Ok(()) };
+            return if others { Err(Denial::forbidden(STATUS_IS_LBDESKS)) } else { Ok(None) };
         }
         match kind {
             "Loadbalancer" => loadbalancer::check(self, review).await,
@@ -72,10 +82,8 @@ impl Admission {
             other => Err(Denial::invalid(format!("lbdesk does not review {other} objects"))),
         }?;
         // A dry run changes nothing.
-        if others && caller == Caller::Authenticated && !write.dry_run {
-            self.record(write.user, &write.operation, kind, review, project).await;
-        }
-        Ok(())
+        let recorded = others && caller == Caller::Authenticated && !write.dry_run;
+        Ok(recorded.then(|| self.entry(write.user, &write.operation, kind, review, project)).flatten())
     }
 }
 

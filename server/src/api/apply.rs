@@ -38,6 +38,7 @@ pub async fn handle(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
                 content_type: "application/json".into(),
                 body,
                 managed_fields: Some(managed_fields),
+                said: call.said.clone(),
             };
             handlers::create(api, &create, objects).await
         }

@@ -184,10 +184,10 @@ pub async fn create(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         if let (Some(fields), Some(meta)) = (&call.managed_fields, object::metadata(&mut new)) {
             meta.insert("managedFields".into(), fields.clone());
         }
-        admit(api, call, objects, Operation::Create, Some(&new), None).await?;
+        let audit = admit(api, call, objects, Operation::Create, Some(&new), None).await?;
         let written = api
             .store
-            .write(&key(call, &resource, &namespace, &name), |current| match current {
+            .write_audited(&key(call, &resource, &namespace, &name), None, audit, |current| match current {
                 Some(_) => Err(ApiError::AlreadyExists { kind: resource.clone(), name: name.clone() }),
                 None => Ok(Change::Put(new)),
             })
@@ -287,6 +287,7 @@ pub(super) async fn update(
     let ns = objects.namespace.clone().unwrap_or_default();
     let resource = kind.resource();
     let key = key(call, &resource, &ns, &name);
+    let _turn = api.store.hold(&key).await;
     let started = tokio::time::Instant::now();
     loop {
         let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
@@ -308,11 +309,11 @@ pub(super) async fn update(
         }
         let mut next = updated(kind, objects.status, &current, incoming);
         own(&current, &mut next);
-        admit(api, call, objects, Operation::Update, Some(&next), Some(&current)).await?;
+        let audit = admit(api, call, objects, Operation::Update, Some(&next), Some(&current)).await?;
         let gone = object::meta_str(&next, "deletionTimestamp").is_some() && object::finalizers(&next).is_empty();
         let result = api
             .store
-            .write_after(&key, Some(current), |now| {
+            .write_audited(&key, Some(current), audit, |now| {
                 let now = now.ok_or_else(|| not_found(kind, &name))?;
                 if object::resource_version(now) != seen {
                     return Err(conflict(kind, &name));
@@ -421,6 +422,7 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
     {
         return Err(ApiError::Conflict(format!("namespace {name} is not empty; delete its objects first")));
     }
+    let _turn = api.store.hold(&key).await;
     let started = tokio::time::Instant::now();
     loop {
         let current = api.store.get(&key).await?.ok_or_else(|| not_found(kind, &name))?;
@@ -430,10 +432,10 @@ pub async fn delete(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
         {
             return Err(ApiError::Conflict(format!("Precondition failed for {resource} {name:?}")));
         }
-        admit(api, call, objects, Operation::Delete, None, Some(&current)).await?;
+        let audit = admit(api, call, objects, Operation::Delete, None, Some(&current)).await?;
         let result = api
             .store
-            .write(&key, |now| {
+            .write_audited(&key, None, audit, |now| {
                 let mut now = now.ok_or_else(|| not_found(kind, &name))?.clone();
                 if object::resource_version(&now) != seen {
                     return Err(conflict(kind, &name));

@@ -55,6 +55,8 @@ pub struct Objects {
     pub status: bool,
 }
 
+use app::ssr::audited::Said;
+
 /// The request as handlers see it.
 pub struct Call {
     pub cluster: String,
@@ -65,6 +67,8 @@ pub struct Call {
     pub body: Vec<u8>,
     /// The managed fields the server computed for an object an apply creates.
     pub managed_fields: Option<Value>,
+    /// Who a page's write is for, and why (`ssr::audited`): taken from lbdesk's own user alone.
+    pub said: Option<Said>,
 }
 
 impl Call {

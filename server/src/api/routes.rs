@@ -156,6 +156,12 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let query: HashMap<String, String> =
         Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
+    // NB: only lbdesk's own pages say for whom they write; anyone else's header is ignored.
+    let said = parts
+        .headers
+        .get(app::ssr::audited::HEADER)
+        .filter(|_| api.admission.is_own(&user))
+        .and_then(app::ssr::audited::Said::of_header);
     let call = Call {
         cluster: cluster.to_string(),
         user,
@@ -164,6 +170,7 @@ async fn handle(api: &Api, cluster: &str, rest: &str, req: Request) -> Result<Re
         content_type,
         body,
         managed_fields: None,
+        said,
     };
     let watching = matches!(call.param("watch"), Some("true" | "1"));
     match (method, objects.name.is_some()) {

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use app::ssr::audit::{self, Entry, Version};
 use app::ssr::db::Db;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -103,6 +104,8 @@ pub struct Store {
     feeds: Arc<Mutex<HashMap<String, broadcast::Sender<Arc<Event>>>>>,
     /// How many events each cluster's log keeps; older resourceVersions answer 410 Gone.
     history: i64,
+    /// One writer at a time of each object (`Store::hold`).
+    held: Mutex<HashMap<String, std::sync::Weak<tokio::sync::Mutex<()>>>>,
 }
 
 fn labels_text(labels: &BTreeMap<String, String>) -> String {
@@ -116,7 +119,14 @@ pub fn parse_labels(text: &str) -> BTreeMap<String, String> {
 
 /// Writes `event`'s object (or deletes it) and the event itself in one transaction, compacting
 /// the log now and then; returns the cluster's versions after it.
-async fn commit(db: &Db, cluster: &str, event: &Event, versions: Versions, history: i64) -> Result<Versions, ApiError> {
+async fn commit(
+    db: &Db,
+    cluster: &str,
+    event: &Event,
+    audit: Option<&Entry>,
+    versions: Versions,
+    history: i64,
+) -> Result<Versions, ApiError> {
     let rv = event.rv;
     let floor = rv - history;
     // NB: the last version needs no write of its own: the event carries it. The row is
@@ -161,6 +171,9 @@ async fn commit(db: &Db, cluster: &str, event: &Event, versions: Versions, histo
         .bind(&*event.body)
         .execute(&mut *tx)
         .await?;
+        if let Some(entry) = audit {
+            audit::insert(tx, entry, time::OffsetDateTime::now_utc()).await?;
+        }
         if compact {
             sqlx::query("DELETE FROM k8s_events WHERE cluster = $1 AND rv <= $2")
                 .bind(cluster)
@@ -189,7 +202,28 @@ impl Store {
             tokens: Mutex::new(HashMap::new()),
             feeds: Arc::default(),
             history: history.max(1),
+            held: Mutex::default(),
         }
+    }
+
+    /// Waits until no one else writes the object at `key`, and holds it until the guard drops:
+    /// a writer reads, decides and stores while the others wait their turn, instead of trying
+    /// again every time one of them stored first (60 writers of one object took 1,763 tries).
+    pub async fn hold(&self, key: &Key<'_>) -> tokio::sync::OwnedMutexGuard<()> {
+        let name = format!("{}/{}/{}/{}", key.cluster, key.resource, key.namespace, key.name);
+        let lock = {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            held.retain(|_, lock| lock.strong_count() > 0);
+            match held.get(&name).and_then(std::sync::Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    held.insert(name, Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
     }
 
     /// Reads a cluster's versions from the database: the stored ones, raised to the newest
@@ -349,6 +383,20 @@ impl Store {
         read: Option<Value>,
         decide: impl FnOnce(Option<&Value>) -> Result<Change, ApiError>,
     ) -> Result<Arc<str>, ApiError> {
+        self.write_audited(key, read, None, decide).await
+    }
+
+    /// `write_after`, recording `audit` in the transaction that stores the change: its `before`
+    /// and `after` the object as it was and as stored (what `after` held is noted beside it),
+    /// its version the one stored. A write that changes nothing, or does not commit, records
+    /// nothing.
+    pub async fn write_audited(
+        &self,
+        key: &Key<'_>,
+        read: Option<Value>,
+        audit: Option<Entry>,
+        decide: impl FnOnce(Option<&Value>) -> Result<Change, ApiError>,
+    ) -> Result<Arc<str>, ApiError> {
         let serialised = self.write.clone().lock_owned().await;
         let versions = match serialised.get(key.cluster) {
             Some(v) => *v,
@@ -363,19 +411,26 @@ impl Store {
         };
         let prev_labels = current.as_ref().map(object::labels).unwrap_or_default();
         let change = decide(current.as_ref())?;
-        let (mut object, type_) = match (change, current) {
+        let (mut object, type_, before) = match (change, current) {
             (Change::Put(new), Some(cur)) if object::same_but_version(&new, &cur) => {
                 return Ok(cur.to_string().into());
             }
-            (Change::Put(new), None) => (new, EventType::Added),
-            (Change::Put(new), Some(_)) => (new, EventType::Modified),
-            (Change::Delete, Some(cur)) => (cur, EventType::Deleted),
+            (Change::Put(new), None) => (new, EventType::Added, None),
+            (Change::Put(new), Some(cur)) => (new, EventType::Modified, Some(cur)),
+            (Change::Delete, Some(cur)) => (cur.clone(), EventType::Deleted, Some(cur)),
             (Change::Delete, None) => {
                 return Err(ApiError::NotFound { kind: key.resource.into(), name: key.name.into() });
             }
         };
         let rv = versions.last + 1;
         object::set_resource_version(&mut object, rv);
+        let audit = audit.map(|mut entry| {
+            let noted = entry.after.take();
+            entry.after = (type_ != EventType::Deleted).then(|| noting(object.clone(), noted));
+            entry.before = before;
+            entry.version = Some(Version { cluster: key.cluster.to_string(), rv });
+            entry
+        });
         let labels = object::labels(&object);
         let body: Arc<str> = object.to_string().into();
         let event = Event {
@@ -395,7 +450,7 @@ impl Store {
         // version not counted, or its event not sent.
         let commit = tokio::spawn(async move {
             let mut serialised = serialised;
-            let next = commit(&db, &cluster, &event, versions, history).await?;
+            let next = commit(&db, &cluster, &event, audit.as_ref(), versions, history).await?;
             serialised.insert(cluster.clone(), next);
             if let Ok(mut cache) = cache.lock() {
                 cache.insert(cluster.clone(), next);
@@ -474,6 +529,14 @@ impl Store {
         }
         Ok(row.map(|(u,)| u))
     }
+}
+
+/// `object` with the fields of `note` (what a page notes beside the object) added.
+fn noting(mut object: Value, note: Option<Value>) -> Value {
+    if let (Some(fields), Some(Value::Object(note))) = (object.as_object_mut(), note) {
+        fields.extend(note);
+    }
+    object
 }
 
 /// SHA-256 hex digest of a token: the database never holds a usable token.

@@ -225,6 +225,7 @@ async fn the_audit_list_shows_a_tenant_only_their_projects_entries(backend: Back
         project: None,
         before: None,
         after: Some(json!({"spec": {}})),
+        version: None,
     };
     lbdesk.db.audit(&lb).await.expect("written");
     for i in 0..55 {
@@ -287,6 +288,7 @@ async fn old_audit_entries_are_purged_at_start_and_by_the_retention(backend: Bac
         project: Some("project-a".into()),
         before: None,
         after: None,
+        version: None,
     };
     db.audit_at(&entry("ancient"), now - time::Duration::days(400)).await.expect("written");
     db.audit_at(&entry("recent"), now - time::Duration::days(1)).await.expect("written");

@@ -283,7 +283,10 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
         }
         (None, None) => {}
     }
-    let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
+    let action = if existing.is_some() { "update" } else { "create" };
+    let changed = typed_credentials(token, user, password);
+    let note = serde_json::json!({"changedCredentials": changed});
+    let api = caller.api::<Loadbalancer>(action, None)?.noting(note.clone());
     let mut spec = spec;
     // NB: the form does not show where the CIS Deployment is (set with kubectl); a save keeps it.
     spec.cis.deployment = existing.and_then(|old| old.spec.cis.deployment.clone());
@@ -294,58 +297,62 @@ async fn save_once(caller: &Caller, form: LbForm) -> Result<Written<String>, App
             lb.metadata.resource_version = old.resource_version();
             lb.metadata.labels = old.metadata.labels.clone();
             lb.metadata.finalizers = old.metadata.finalizers.clone();
-            api.replace(&name, &PostParams::default(), &lb).await
+            api.replace(&name, &lb).await
         }
-        None => api.create(&PostParams::default(), &lb).await,
+        None => api.create(&lb).await,
     }
     .map_err(|e| kube_error("load balancer", e))?;
     ssr::state()?.caches.seen(&saved).await;
     // The secrets follow the object, so a refused save leaves no credential behind; a new load
-    // balancer whose credentials cannot be written is taken back, so none is left without them.
-    let changed = match put_credentials(&lb, token, user, password).await {
-        Ok(changed) => changed,
-        Err(e) => {
-            if existing.is_none()
-                && let Err(undo) = api.delete(&name, &DeleteParams::default()).await
-            {
-                tracing::error!(loadbalancer = %name, error = %undo, "could not take back a half-saved load balancer");
-            }
-            return Err(e);
+    // balancer whose credentials cannot be written is taken back (and the log says so), so none
+    // is left without them.
+    if let Err(e) = put_credentials(&lb, token, user, password).await {
+        if existing.is_none()
+            && let Err(undo) = caller.api::<Loadbalancer>("delete", None)?.delete(&name, &DeleteParams::default()).await
+        {
+            tracing::error!(loadbalancer = %name, error = %undo, "could not take back a half-saved load balancer");
         }
-    };
+        return Err(e);
+    }
     tracing::info!(loadbalancer = %name, user = %by, "load balancer saved");
-    let written = Written::change(if existing.is_some() { "update" } else { "create" }, "Loadbalancer", &name, None);
+    let written = Written::change(action, "Loadbalancer", &name, None);
     let written = match existing {
         Some(old) => written.before(&old.spec),
         None => written,
     };
-    Ok(written.after(&serde_json::json!({"spec": saved.spec, "changedCredentials": changed})).answer(name))
+    Ok(written
+        .after(&serde_json::json!({"spec": saved.spec, "changedCredentials": changed}))
+        .stored(&saved)
+        .answer(name))
 }
 
-/// Writes the credentials typed in the form; returns which were changed (by field name).
+/// The credentials the form changes (by field name): those typed.
+fn typed_credentials(token: Option<&str>, user: Option<&str>, password: Option<&str>) -> Vec<&'static str> {
+    let typed = [("ltm.token", token), ("ve.user", user), ("ve.password", password)];
+    typed.into_iter().filter(|(_, v)| v.is_some_and(|v| !v.is_empty())).map(|(field, _)| field).collect()
+}
+
+/// Writes the credentials typed in the form.
 async fn put_credentials(
     lb: &Loadbalancer,
     token: Option<&str>,
     user: Option<&str>,
     password: Option<&str>,
-) -> Result<Vec<&'static str>, AppError> {
+) -> Result<(), AppError> {
     let name = lb.name_any();
-    let mut changed = Vec::new();
     if let Some(token) = token.filter(|t| !t.is_empty()) {
         put_secret(&lb.spec.ltm.token_secret_ref.name, &name, BTreeMap::from([("token".into(), token.into())])).await?;
-        changed.push("ltm.token");
     }
     let mut credentials = BTreeMap::new();
-    for (key, field, value) in [("user", "ve.user", user), ("password", "ve.password", password)] {
+    for (key, value) in [("user", user), ("password", password)] {
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             credentials.insert(key.to_string(), v.to_string());
-            changed.push(field);
         }
     }
     if !credentials.is_empty() {
         put_secret(&lb.spec.ve.credentials_secret_ref.name, &name, credentials).await?;
     }
-    Ok(changed)
+    Ok(())
 }
 
 /// Deletes a load balancer no ticket uses, unless it is marked never to be deleted.
@@ -360,17 +367,24 @@ async fn delete_once(caller: &Caller, name: &str) -> Result<Written<()>, AppErro
     let lb = lbs.iter().find(|l| l.name_any() == name).ok_or_else(not_found)?;
     let in_use = loadbalancer_use(lb, tickets.iter().map(|t| (&t.spec, t.status.as_ref())));
     lb_deletable(in_use, lb.labels().contains_key(LABEL_DO_NOT_DELETE)).map_err(refused)?;
-    let api: Api<Loadbalancer> = Api::all(ssr::mgmt()?);
     let params = DeleteParams {
         preconditions: lb
             .resource_version()
             .map(|rv| kube::api::Preconditions { resource_version: Some(rv), uid: None }),
         ..Default::default()
     };
-    let deleted = api.delete(name, &params).await.map_err(|e| kube_error("load balancer", e))?;
+    let deleted = caller
+        .api::<Loadbalancer>("delete", None)?
+        .delete(name, &params)
+        .await
+        .map_err(|e| kube_error("load balancer", e))?;
     ssr::state()?.caches.seen_deleted(name, &deleted).await;
     tracing::info!(loadbalancer = %name, user = %caller.user.username, "load balancer deleted");
-    Ok(Written::change("delete", "Loadbalancer", name, None).before(&lb.spec))
+    let written = Written::change("delete", "Loadbalancer", name, None).before(&lb.spec);
+    Ok(match &deleted {
+        either::Either::Left(kept) => written.stored(kept),
+        either::Either::Right(_) => written.stored(lb),
+    })
 }
 
 /// The member clusters and every project, for the form.

@@ -2,7 +2,7 @@
 //! project of its address request: the caller reaches it only through that request, and every
 //! write is checked by the domain's `rule_write`, as admission checks a `kubectl` write.
 
-use kube::api::{DeleteParams, PostParams};
+use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 
 use super::{RuleChoices, RuleDetail, RuleForm, RulePreview, RuleRow, RulesOfListener, ShiftStep, form_field, summary};
@@ -284,21 +284,26 @@ pub async fn save(form: RuleForm) -> Result<String, AppError> {
 
 async fn save_once(caller: &Caller, form: &RuleForm) -> Result<Written<String>, AppError> {
     let g = Ground::for_change(caller, &form.ticket, &form.listener).await?;
-    write(&g, form, if form.version.is_some() { "update" } else { "create" }).await
+    write(caller, &g, form, if form.version.is_some() { "update" } else { "create" }).await
 }
 
 /// Writes the form's rule, checked, as the audited `action`.
-async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Written<String>, AppError> {
+async fn write(
+    caller: &Caller,
+    g: &Ground,
+    form: &RuleForm,
+    action: &'static str,
+) -> Result<Written<String>, AppError> {
     let (spec, before) = checked(g, form).await?;
-    let api = Api::<Lbrule>::all(ssr::mgmt()?);
+    let api = caller.api::<Lbrule>(action, project_of(&g.ticket))?;
     let after = match &before {
         Some(b) if b.resource_version() != form.version => return Err(AppError::Conflict(ssr::STALE.into())),
         Some(b) => {
             let mut next = b.clone();
             next.spec = spec;
-            api.replace(&form.name, &PostParams::default(), &next).await
+            api.replace(&form.name, &next).await
         }
-        None => api.create(&PostParams::default(), &Lbrule::new(&form.name, spec)).await,
+        None => api.create(&Lbrule::new(&form.name, spec)).await,
     };
     let after = match after {
         // NB: names are cluster-wide; the answer is the same whoever holds the name.
@@ -308,7 +313,8 @@ async fn write(g: &Ground, form: &RuleForm, action: &'static str) -> Result<Writ
         other => other.map_err(|e| kube_error("rule", e))?,
     };
     ssr::state()?.caches.seen(&after).await;
-    let written = Written::change(action, "Lbrule", &form.name, project_of(&g.ticket)).after(&after.spec);
+    let written =
+        Written::change(action, "Lbrule", &form.name, project_of(&g.ticket)).after(&after.spec).stored(&after);
     Ok(match before {
         Some(b) => written.before(&b.spec),
         None => written,
@@ -340,7 +346,7 @@ async fn shift_once(
     };
     (first.weight, to.weight) = (100 - second, second);
     form.version = Some(version.to_string());
-    Ok(write(&g, &form, "shift").await?.answer(()))
+    Ok(write(caller, &g, &form, "shift").await?.answer(()))
 }
 
 /// The shift steps of rule `name`, newest first.
@@ -353,8 +359,13 @@ async fn history(name: &str) -> Result<Vec<ShiftStep>, AppError> {
     };
     let page = ssr::state()?.db.audit_page(&Projects::All, &filter, None).await;
     let page = page.map_err(|e| ssr::internal("the audit log", e))?;
-    let weights =
-        |after: &str| serde_json::from_str::<LbruleSpec>(after).map(|s| split_label(&s.services)).unwrap_or_default();
+    // NB: an entry holds the rule as stored (the embedded API records it with the write), or
+    // its spec (a page's entry, written once a cluster's API answered).
+    let weights = |after: &str| {
+        let after: serde_json::Value = serde_json::from_str(after).unwrap_or_default();
+        let spec = after.get("spec").cloned().unwrap_or(after);
+        serde_json::from_value::<LbruleSpec>(spec).map(|s| split_label(&s.services)).unwrap_or_default()
+    };
     Ok(page
         .records
         .iter()
@@ -374,9 +385,15 @@ async fn delete_once(caller: &Caller, ticket: &str, listener: &str, name: &str) 
     // NB: deletes the rule as read and checked, not one changed or made anew since.
     let preconditions = kube::api::Preconditions { uid: r.uid(), resource_version: r.resource_version() };
     let params = DeleteParams { preconditions: Some(preconditions), ..Default::default() };
-    let deleted = Api::<Lbrule>::all(ssr::mgmt()?).delete(name, &params).await.map_err(|e| kube_error("rule", e))?;
+    let api = caller.api::<Lbrule>("delete", project_of(&g.ticket))?;
+    let deleted = api.delete(name, &params).await.map_err(|e| kube_error("rule", e))?;
     ssr::state()?.caches.seen_deleted(name, &deleted).await;
-    Ok(Written::change("delete", "Lbrule", name, project_of(&g.ticket)).before(&r.spec))
+    let written = Written::change("delete", "Lbrule", name, project_of(&g.ticket)).before(&r.spec);
+    // NB: a delete's version is the object's last (the store records it as it was).
+    Ok(match &deleted {
+        either::Either::Left(kept) => written.stored(kept),
+        either::Either::Right(_) => written.stored(r),
+    })
 }
 
 pub async fn reorder(ticket: &str, listener: &str, name: &str, up: bool) -> Result<(), AppError> {
@@ -420,9 +437,10 @@ async fn set_priority(caller: &Caller, project: Option<&str>, name: &str, priori
             let before = api.get_opt(name).await.map_err(|e| kube_error("rule", e))?.ok_or_else(no_rule)?;
             let mut next = before.clone();
             next.spec.priority = priority;
-            let after = api.replace(name, &PostParams::default(), &next).await.map_err(|e| kube_error("rule", e))?;
+            let after =
+                caller.api::<Lbrule>("move", project)?.replace(name, &next).await.map_err(|e| kube_error("rule", e))?;
             ssr::state()?.caches.seen(&after).await;
-            Ok(Written::change("move", "Lbrule", name, project).before(&before.spec).after(&after.spec))
+            Ok(Written::change("move", "Lbrule", name, project).before(&before.spec).after(&after.spec).stored(&after))
         })
         .await
 }

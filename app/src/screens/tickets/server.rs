@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, Patch};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -258,7 +258,6 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     let name = form.name.trim().to_string();
     object_name("name", &name).map_err(refused)?;
     let by = &caller.user.username;
-    let api: Api<Lbticket> = Api::all(ssr::mgmt()?);
     let opt = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
     if let Some(loaded) = form.generation {
         // Edit: only the addresses, only while Created or Failed.
@@ -274,14 +273,16 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
             "metadata": {"resourceVersion": current.resource_version(), "annotations": {"ebcpaas.io/changed-by": by}},
             "spec": {"veip": opt(&form.veip), "ltmip": opt(&form.ltmip)}
         });
-        let after = api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let after = caller
+            .api::<Lbticket>("update", project_of(&current))?
+            .patch(&name, &Patch::Merge(&patch))
             .await
             .map_err(|e| kube_error("address request", e))?;
         ssr::state()?.caches.seen(&after).await;
         return Ok(Written::change("update", "Lbticket", &name, project_of(&current))
             .before(&current.spec)
             .after(&after.spec)
+            .stored(&after)
             .answer(name));
     }
     let project = caller.user.project.clone().ok_or_else(|| AppError::Forbidden(t("tickets.choose_project").into()))?;
@@ -325,7 +326,7 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
     ]));
     ticket.metadata.annotations = Some(BTreeMap::from([("ebcpaas.io/changed-by".into(), by.clone())]));
     check_change(&name, None, &ticket, &address::World::load().await?.view()).map_err(refused)?;
-    match api.create(&PostParams::default(), &ticket).await {
+    match caller.api::<Lbticket>("create", Some(&project))?.create(&ticket).await {
         // NB: names are cluster-wide; the answer is the same whoever holds the name.
         Err(kube::Error::Api(s)) if s.code == 409 => {
             Err(AppError::invalid("name", crate::tf!("tickets.form.name_taken", name = name)))
@@ -333,7 +334,10 @@ async fn save_once(caller: &Caller, form: TicketForm) -> Result<Written<String>,
         Err(e) => Err(kube_error("address request", e)),
         Ok(created) => {
             ssr::state()?.caches.seen(&created).await;
-            Ok(Written::change("create", "Lbticket", &name, Some(&project)).after(&created.spec).answer(name))
+            Ok(Written::change("create", "Lbticket", &name, Some(&project))
+                .after(&created.spec)
+                .stored(&created)
+                .answer(name))
         }
     }
 }
@@ -358,11 +362,12 @@ async fn act_once(caller: &Caller, name: &str, action: Action) -> Result<Written
         "metadata": {"resourceVersion": t.resource_version(), "annotations": {"ebcpaas.io/changed-by": caller.user.username}},
         "spec": {"state": state}
     });
-    let after = Api::<Lbticket>::all(ssr::mgmt()?)
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+    let after = caller
+        .api::<Lbticket>(verb, project_of(&t))?
+        .patch(name, &Patch::Merge(&patch))
         .await
         .map_err(|e| kube_error("address request", e))?;
     ssr::state()?.caches.seen(&after).await;
     tracing::info!(ticket = %name, user = %caller.user.username, ?action, "ticket action");
-    Ok(Written::change(verb, "Lbticket", name, project_of(&t)).before(&t.spec).after(&after.spec))
+    Ok(Written::change(verb, "Lbticket", name, project_of(&t)).before(&t.spec).after(&after.spec).stored(&after))
 }

@@ -2,7 +2,6 @@
 //! sessions and setting a quota are audited like any other change.
 
 use kube::Api;
-use kube::api::PostParams;
 
 use super::{Accounts, QuotaForm, UserRow};
 use crate::domain::access::{Target, Verb};
@@ -112,23 +111,19 @@ pub async fn save_quota(form: QuotaForm) -> Result<(), AppError> {
                 return Err(AppError::Conflict(STALE.into()));
             }
             let written = Written::change("set quota", "Lbquota", project, Some(project)).after(&spec);
+            let audited = caller.api::<Lbquota>("set quota", Some(project))?;
             Ok(match current {
                 Some(mut quota) => {
                     let before = std::mem::replace(&mut quota.spec, spec.clone());
-                    let stored = api
-                        .replace(project, &PostParams::default(), &quota)
-                        .await
-                        .map_err(|e| kube_error("project quota", e))?;
+                    let stored = audited.replace(project, &quota).await.map_err(|e| kube_error("project quota", e))?;
                     state()?.caches.seen(&stored).await;
-                    written.before(&before)
+                    written.before(&before).stored(&stored)
                 }
                 None => {
-                    let stored = api
-                        .create(&PostParams::default(), &Lbquota::new(project, spec.clone()))
-                        .await
-                        .map_err(|e| kube_error("project quota", e))?;
+                    let quota = Lbquota::new(project, spec.clone());
+                    let stored = audited.create(&quota).await.map_err(|e| kube_error("project quota", e))?;
                     state()?.caches.seen(&stored).await;
-                    written
+                    written.stored(&stored)
                 }
             })
         })

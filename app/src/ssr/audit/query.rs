@@ -251,6 +251,7 @@ mod tests {
             project: (!project.is_empty()).then(|| project.to_string()),
             before: None,
             after: Some(serde_json::json!({"spec": {"n": name}})),
+            version: None,
         }
     }
 

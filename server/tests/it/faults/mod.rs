@@ -3,6 +3,7 @@
 //! test proving one invariant of `docs/reliability.md`: nothing acknowledged is lost, nothing
 //! is invented.
 
+mod crash;
 mod devices;
 mod quotas;
 mod semantics;
