@@ -35,9 +35,11 @@ test('a load balancer lists its pairs 50 at a time in address order, searchable'
   await expect
     .poll(() => kubectl(['get', 'lbaddresses', '-l', 'ebcpaas.io/loadbalancer=pairs-lb', '--no-headers']).trim().split('\n').length, { timeout: 60_000 })
     .toBe(2 * count);
-  const listed = kubectl(['get', 'lba', 'pairs-lb.ve.20.77.0.1']);
-  expect(listed).toMatch(/ADDRESS\s+SIDE\s+PAIR\s+TICKET\s+STATE\s+LOADBALANCER/);
-  expect(listed).toMatch(/20\.77\.0\.1\s+ve\s+10\.77\.0\.\d+\s+pp-\d{3}\s+(pending|bond)\s+pairs-lb/);
+  // NB: an address object is named by the device it is held on: VE 200.1.77.1's key is the
+  // FNV-1a hash lbdesk fixes (`ipam::Device::key`), and the address.
+  const listed = kubectl(['get', 'lba', 've-3bc96369af06e14b.20.77.0.1']);
+  expect(listed).toMatch(/ADDRESS\s+SIDE\s+PAIR\s+TICKET\s+STATE\s+LOADBALANCER\s+DEVICE/);
+  expect(listed).toMatch(/20\.77\.0\.1\s+ve\s+10\.77\.0\.\d+\s+pp-\d{3}\s+(pending|bond)\s+pairs-lb\s+200\.1\.77\.1/);
 
   await signedIn(page, users.admin, '/loadbalancers/pairs-lb');
   const pairs = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'VE IP' }) }).locator('tbody tr');
