@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod api;
+pub mod audit_follow;
 pub mod bigip;
 pub mod cis;
 pub mod cli;

@@ -319,6 +319,11 @@ impl Server {
         let simulator = self.simulator.map(|(sim, listener)| tokio::spawn(sim.serve(listener)));
         let bigip = self.bigip.map(|b| b.spawn(self.clusters.clone()));
         let members = self.members.map(|ns| tokio::spawn(crate::members::follow(self.clusters.clone(), ns)));
+        // NB: the writes the webhook allowed are recorded once the watch shows them committed.
+        let audited = webhook.as_ref().map(|_| {
+            let (db, clusters) = (self.db.clone(), self.clusters.clone());
+            tokio::spawn(crate::audit_follow::follow(db, clusters.mgmt().clone(), clusters.mgmt_name().to_string()))
+        });
         // NB: dropping the sender stops the reconciler, also when this future is dropped.
         let (stop_reconciler, reconciler_stopped) = tokio::sync::oneshot::channel::<()>();
         let mgmt = self.clusters.mgmt().clone();
@@ -359,6 +364,9 @@ impl Server {
         }
         if let Some(members) = members {
             members.abort();
+        }
+        if let Some(audited) = audited {
+            audited.abort();
         }
         // NB: the caches' watches would hold the embedded API's graceful shutdown open to its
         // end (5 s); nothing reads them once the web UI and the webhook have stopped.

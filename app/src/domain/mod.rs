@@ -8,6 +8,7 @@ pub mod cis_ingress;
 pub mod crc32;
 pub mod crd;
 pub mod directory;
+pub mod hash;
 pub mod ipam;
 pub mod irule;
 pub mod policy;

@@ -1,11 +1,13 @@
 //! The audit log in SQL: who changed which object how, with the object before and after.
 //! Secrets are redacted here, before anything is written, whatever path the change took.
 
+mod pending;
 mod query;
 
 use serde_json::Value;
 
 use super::db::Db;
+pub use pending::digest;
 pub use query::{Cursor, Filter, PAGE, Page, Projects, Record};
 
 /// The path a change came through.

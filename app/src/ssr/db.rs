@@ -35,7 +35,7 @@ pub struct Db {
 /// holds them to sqlx's own reading of it, checksums included). NB: not `sqlx::migrate!`: that
 /// one macro needs sqlx's macros, which compile sqlx, both drivers and tokio a second time for
 /// the compiler (about 45 CPU-s of a fresh build, docs/perf.md).
-const MIGRATIONS: [(i64, &str, &str); 8] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (1, "accounts", include_str!("../../../migrations/0001_accounts.sql")),
     (2, "embedded api", include_str!("../../../migrations/0002_embedded_api.sql")),
     (3, "audit", include_str!("../../../migrations/0003_audit.sql")),
@@ -44,6 +44,7 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
     (6, "user locale", include_str!("../../../migrations/0006_user_locale.sql")),
     (7, "store probe", include_str!("../../../migrations/0007_store_probe.sql")),
     (8, "audit version", include_str!("../../../migrations/0008_audit_version.sql")),
+    (9, "audit pending", include_str!("../../../migrations/0009_audit_pending.sql")),
 ];
 
 /// [`MIGRATIONS`], for sqlx's migrator.

@@ -3,7 +3,7 @@
 //! the objects; only the HTTPS webhook speaks AdmissionReview ([`Admission::review`]).
 
 use app::domain::access::Principal;
-use app::ssr::audit::Entry;
+use app::ssr::audit::{Entry, digest};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 
@@ -27,11 +27,14 @@ impl Admission {
             }),
             Err(denial) => Err(denial),
         };
-        // NB: the webhook never sees the commit: the write is recorded as it was allowed.
-        if let Ok(Some(entry)) = &verdict
-            && let Err(e) = self.db.audit(entry).await
-        {
-            tracing::error!(error = %e, kind = %entry.kind, name = %entry.name, "could not write the audit entry");
+        // NB: the webhook does not see the commit (the store may still refuse the write, the
+        // API server may ask again for it): the entry waits for the watch to show it committed
+        // (`audit_follow`).
+        if let Ok(Some(entry)) = &verdict {
+            let digest = entry.after.as_ref().map(digest).unwrap_or_default();
+            if let Err(e) = self.db.audit_pending(entry, &digest, time::OffsetDateTime::now_utc()).await {
+                tracing::error!(error = %e, kind = %entry.kind, name = %entry.name, "could not write the audit entry");
+            }
         }
         let response = match verdict {
             Ok(_) => response,

@@ -47,17 +47,10 @@ impl Device {
     }
 
     /// The key naming the device in object names and labels: the side and 16 hexadecimal digits
-    /// of a 64-bit FNV-1a hash of the identity.
-    ///
-    /// NB: a fixed hash, written out here, never a library's: the key is in stored object names
-    /// and must not change with a crate's version. Two devices whose keys collided would share
-    /// one set of addresses: the safe side.
+    /// of the FNV-1a hash of the identity (`domain::hash`: fixed, as stored object names carry
+    /// it). Two devices whose keys collided would share one set of addresses: the safe side.
     pub fn key(&self) -> String {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in format!("v1|{}|{}", self.side.key(), self.id).bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        let hash = crate::domain::hash::fnv1a(format!("v1|{}|{}", self.side.key(), self.id).as_bytes());
         format!("{}-{hash:016x}", self.side.key())
     }
 }
