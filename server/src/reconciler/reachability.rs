@@ -36,8 +36,19 @@ pub(super) async fn set_on_loadbalancers<'r>(
     let lbs: Api<Loadbalancer> = Api::all(ctx.clusters.mgmt().clone());
     let here = |lb: &Loadbalancer| cluster.is_none_or(|c| lb.spec.cluster == c) && super::live(lb);
     for lb in ctx.caches().loadbalancers.state().into_iter().filter(|lb| here(lb)) {
-        let mut lb = (*lb).clone();
         let (ok, reason, message) = of(&lb);
+        // NB: most calls change nothing (a check every second or ten): no copy, no write then.
+        let conditions = lb.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+        let status = if ok { "True" } else { "False" };
+        let said = |c: &&app::domain::crd::Condition| c.type_ == type_;
+        if conditions
+            .iter()
+            .find(said)
+            .is_some_and(|c| (c.status.as_str(), c.reason.as_str(), &c.message) == (status, reason, &message))
+        {
+            continue;
+        }
+        let mut lb = (*lb).clone();
         // NB: the counters are written beside, often while pairs are handed out: on a conflict,
         // read the load balancer again and write again, so that the news is not left waiting
         // for the next sync.

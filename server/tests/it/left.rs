@@ -87,6 +87,8 @@ async fn a_save_left_half_way_is_made_whole_with_its_audit_row(backend: Backend)
             page.records.iter().any(|r| r.action == "create")
         }
     };
+    // NB: a save the server began goes on after its client left: some are made a moment later.
+    until("some saves made", 20, || async { !made().await.is_empty() }).await;
     until("every request made to have the audit row of its making", 20, || async {
         for name in made().await {
             if !audited(name).await {

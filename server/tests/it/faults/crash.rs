@@ -16,7 +16,7 @@ use kube::api::{ListParams, PostParams};
 use serde_json::json;
 
 use crate::helpers::{Backend, TestDb, until};
-use crate::processes::{Process, on_free_ports};
+use crate::processes::{Priority, Process, on_free_ports_at};
 
 /// Requests created at once.
 const REQUESTS: usize = 300;
@@ -40,8 +40,10 @@ async fn start(dir: &Path, db: &TestDb, name: &str) -> (Process, kube::Client) {
         args.extend(store.clone());
         args
     };
+    // NB: below the rest of the suite: its waits are generous, the others' are not.
     let (process, [_, api]) =
-        on_free_ports(dir, name, 60, args, |[web, _]| format!("http://127.0.0.1:{web}/readyz")).await;
+        on_free_ports_at(Priority::Low, dir, name, 120, args, |[web, _]| format!("http://127.0.0.1:{web}/readyz"))
+            .await;
     let printed = Command::new(env!("CARGO_BIN_EXE_lbdesk"))
         .args(["kubeconfig".to_string(), format!("--api-listen=127.0.0.1:{api}")])
         .args(&store)
