@@ -176,33 +176,47 @@ fn refused_for_good(error: &Error) -> Option<String> {
 async fn report(ctx: &Context, tickets: &[Arc<Lbticket>], faults: &Faults) -> Result<()> {
     let api: Api<Lbticket> = Api::all(ctx.clusters.mgmt().clone());
     for ticket in tickets.iter().filter(|t| places(&t.spec, t.status.as_ref())) {
-        let Some(status) = &ticket.status else { continue };
         let name = name_of(&ticket.metadata);
         let fault = faults.get(name);
-        let message = fault.map(String::as_str).unwrap_or_default();
-        let (ok, reason) = if fault.is_some() { ("False", "Invalid") } else { ("True", "Written") };
-        let reported = rendered(ticket)
-            .is_some_and(|c| (c.status.as_str(), c.reason.as_str(), c.message.as_str()) == (ok, reason, message));
-        if reported && status.message == message {
-            continue;
-        }
-        let mut conditions = status.conditions.clone();
-        set_condition(&mut conditions, "Rendered", fault.is_none(), reason, message, ticket.metadata.generation);
-        // NB: on the version read: a ticket changed since is reported again by the sync its
-        // change brings, from what it is then (its conditions are not rewritten from a stale copy).
-        let patch = json!({
-            "metadata": {"resourceVersion": ticket.metadata.resource_version},
-            "status": {"message": message, "conditions": conditions},
-        });
-        match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {
-                tracing::debug!(ticket = %name, "changed meanwhile: reported again")
+        let mut ticket = (**ticket).clone();
+        // NB: on the version read. A ticket whose status changed since (its BIG-IP read back,
+        // its phase) is read again and reported on as it is now; one whose spec changed is
+        // reported by the sync its change brings, from what it is then.
+        for _ in 0..REPORT_ATTEMPTS {
+            let Some(patch) = rendered_patch(&ticket, fault) else { break };
+            match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(e)) if e.code == 409 => match api.get_opt(name).await? {
+                    Some(now) if now.metadata.generation == ticket.metadata.generation => ticket = now,
+                    _ => break,
+                },
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
+}
+
+/// Writes of a ticket's `Rendered` report tried, each on the ticket as then read.
+const REPORT_ATTEMPTS: usize = 5;
+
+/// The status patch saying whether `ticket`'s listeners and F5 Ingresses are in the member
+/// cluster (`fault` why not), on its version; none when its status says so already.
+fn rendered_patch(ticket: &Lbticket, fault: Option<&String>) -> Option<serde_json::Value> {
+    let status = ticket.status.as_ref()?;
+    let message = fault.map(String::as_str).unwrap_or_default();
+    let (ok, reason) = if fault.is_some() { ("False", "Invalid") } else { ("True", "Written") };
+    let reported = rendered(ticket)
+        .is_some_and(|c| (c.status.as_str(), c.reason.as_str(), c.message.as_str()) == (ok, reason, message));
+    if reported && status.message == message {
+        return None;
+    }
+    let mut conditions = status.conditions.clone();
+    set_condition(&mut conditions, "Rendered", fault.is_none(), reason, message, ticket.metadata.generation);
+    Some(json!({
+        "metadata": {"resourceVersion": ticket.metadata.resource_version},
+        "status": {"message": message, "conditions": conditions},
+    }))
 }
 
 /// The tenant's ConfigMap as it is now, if any.
