@@ -7,7 +7,7 @@
 //! quota. (`policy::Holdings` counts; this is the swap.)
 
 use app::domain::crd::{Charge, Lbquota, LbquotaStatus, Lbrule, Loadbalancer, MAX_DECLARATION_BYTES, project_of};
-use app::domain::policy::{Holdings, Limits, within_quota};
+use app::domain::policy::{Holdings, Limits, pending, within_quota};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -73,7 +73,7 @@ impl Admission {
             };
             let now = time::OffsetDateTime::now_utc();
             let status = current.status.clone().unwrap_or_default();
-            let charges = cached.pending(&status.charges, now.unix_timestamp());
+            let charges = pending(&status.charges, now.unix_timestamp());
             let before = cached.clone().with(&charges);
             let mut after_charges: Vec<Charge> = charges.into_iter().filter(|c| c.object != charge.object).collect();
             after_charges.push(Charge { at: rfc3339(now), ..charge.clone() });

@@ -4,7 +4,7 @@
 //! half of what an AS3 tenant's ConfigMap holds; listeners, rules and F5 Ingresses are unlimited.
 //!
 //! Its status is admission's record, as Kubernetes' ResourceQuota keeps one: what the project
-//! used when a write was last charged, and each charge the watch caches may not show yet, written
+//! used when a write was last charged, and the writes charged in the last minute, written
 //! with a compare-and-swap in the same admission that admits the write. So any number of
 //! parallel writers and replicas never take a project past its quota.
 
@@ -59,8 +59,8 @@ pub struct LbquotaStatus {
     /// What the project held once the last charged write was admitted.
     #[serde(default)]
     pub used: Used,
-    /// The shares of the writes admitted lately, until the watch caches show them (a minute at
-    /// most): a write admitted a moment ago counts, however the caches lag.
+    /// The shares of the writes admitted in the last minute: a write admitted a moment ago
+    /// counts, however the caches lag (each object counts once).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charges: Vec<Charge>,
 }
