@@ -2,8 +2,6 @@
 //! (and rules) by the reconciler's own functions, and diffed against the declaration the member
 //! cluster's ConfigMap holds now. Nothing is written.
 
-use std::collections::BTreeSet;
-
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::Value;
@@ -12,11 +10,11 @@ use similar::{ChangeTag, TextDiff};
 use super::address::{World, project_of};
 use super::kube_error;
 use crate::domain::as3::placement::{Placement, TEMPLATE_KEY};
-use crate::domain::as3::validate::{fits, sent_bytes, share_bytes, validate_tenant};
+use crate::domain::as3::validate::{fits, sent_bytes, validate_tenant};
 use crate::domain::as3::{self, Rendered, names};
 use crate::domain::crd::MAX_DECLARATION_BYTES;
 use crate::domain::crd::{Lbrule, Lbticket, Loadbalancer, Protocol};
-use crate::domain::policy::{Held, within_quota};
+use crate::domain::policy::{Held, share, tenant, within_quota};
 use crate::error::AppError;
 use crate::wire::{DiffLine, Preview};
 
@@ -36,7 +34,7 @@ pub fn render(
         .loadbalancer_of(changed)
         .cloned()
         .ok_or_else(|| AppError::Refused(crate::i18n::t("errors.loadbalancer_gone").into()))?;
-    let rendered = match tenant(world, &lb, Some((changed, rules))) {
+    let rendered = match tenant(&world.view(), &lb, Some((changed, rules))) {
         Err(fault) => Err(said_to(name, &[fault])),
         Ok(rendered) => match fits(&rendered.adc) {
             // NB: the size names no one: the caller whose change makes the tenant larger than
@@ -55,36 +53,6 @@ pub fn render(
     Ok((lb, rendered))
 }
 
-/// The tenant of load balancer `lb`, rendered from `world`, with `changed`'s request and the
-/// rules on it in place of those stored.
-fn tenant(world: &World, lb: &Loadbalancer, changed: Option<(&Lbticket, &[Lbrule])>) -> Result<Rendered, as3::Fault> {
-    let name = changed.and_then(|(t, _)| t.metadata.name.as_deref());
-    let lbs: Vec<_> = world
-        .loadbalancers
-        .iter()
-        .filter(|l| l.spec.cluster == lb.spec.cluster)
-        .map(|l| (l.metadata.name.as_deref().unwrap_or_default(), &l.spec))
-        .collect();
-    let tickets: Vec<_> = world
-        .tickets
-        .iter()
-        .filter(|t| name.is_none() || t.metadata.name.as_deref() != name)
-        .chain(changed.map(|(t, _)| t))
-        .map(|t| (t.metadata.name.as_deref().unwrap_or_default(), &t.spec, t.status.as_ref()))
-        .collect();
-    let rules: Vec<_> = world
-        .rules
-        .iter()
-        .filter(|r| name.is_none_or(|n| r.spec.lbticket != n))
-        .chain(changed.into_iter().flat_map(|(_, rules)| rules))
-        .map(|r| (r.metadata.name.as_deref().unwrap_or_default(), &r.spec))
-        .collect();
-    let place = Placement::of(&lb.spec);
-    let grouped = as3::tenants(&lbs, &tickets, &rules);
-    let (t, r) = grouped.get(&(lb.spec.cluster.clone(), place.tenant.clone())).cloned().unwrap_or_default();
-    as3::render(&lb.spec.cluster, &place.tenant, &t, &r)
-}
-
 /// Whether `changed`'s project stays within its share of the tenant (its quota's declaration
 /// bytes) with the tenant rendered as `after`: only a change that grows the share past it is
 /// refused.
@@ -95,23 +63,14 @@ fn within_share(world: &World, lb: &Loadbalancer, changed: &Lbticket, after: &Re
     if sent_bytes(&after.adc) as u64 <= limits.declaration_bytes {
         return Ok(());
     }
-    let lb_name = lb.metadata.name.as_deref().unwrap_or_default();
-    let namespaces: BTreeSet<&str> = world
-        .tickets
-        .iter()
-        .chain([changed])
-        .filter(|t| project_of(t) == Some(project) && t.spec.loadbalancer == lb_name)
-        .map(|t| t.spec.namespace.as_str())
-        .collect();
-    let tenant_name = Placement::of(&lb.spec).tenant;
-    let share = |r: &Rendered| {
-        serde_json::from_str::<Value>(&r.adc).map_or(0, |adc| share_bytes(&adc, &tenant_name, &namespaces) as u64)
-    };
-    let now = Held { declaration_bytes: share(after), ..Held::default() };
+    let view = world.view();
+    let now = Held { declaration_bytes: share(&view, lb, changed, after).unwrap_or(0), ..Held::default() };
     if now.declaration_bytes <= limits.declaration_bytes {
         return Ok(());
     }
-    let was = Held { declaration_bytes: tenant(world, lb, None).map_or(0, |r| share(&r)), ..Held::default() };
+    let before = tenant(&view, lb, None).ok().and_then(|r| share(&view, lb, changed, &r));
+    let was = Held { declaration_bytes: before.unwrap_or(0), ..Held::default() };
+    let lb_name = lb.metadata.name.as_deref().unwrap_or_default();
     within_quota(&limits, &was, &now, lb_name).map_err(|r| r.reason.text())
 }
 
@@ -127,7 +86,7 @@ fn too_large(adc: &str) -> String {
 
 /// Whether `after` takes more bytes in its ConfigMap than the tenant as stored now.
 fn grows(world: &World, lb: &Loadbalancer, after: &Rendered) -> bool {
-    match tenant(world, lb, None) {
+    match tenant(&world.view(), lb, None) {
         Ok(before) => sent_bytes(&after.adc) > sent_bytes(&before.adc),
         // NB: with nothing to compare with, the change is taken to grow it.
         Err(_) => true,

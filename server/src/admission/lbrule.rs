@@ -4,8 +4,9 @@
 //! allowed: a rule holds up its listener, never the other way round.
 
 use app::domain::crd::{Charge, Lbrule, Lbticket, Loadbalancer, project_of};
-use app::domain::policy::{Usage, rule_write, validate_rule};
+use app::domain::policy::{Holdings, Usage, View, on_tenant, rule_write, validate_rule};
 
+use super::lbticket::tenant_growth;
 use super::{Admission, Denial, Review};
 
 /// Checks a create, update or delete of an Lbrule.
@@ -31,12 +32,22 @@ pub(super) async fn check(admission: &Admission, review: &Review) -> Result<(), 
     };
     rule_write(&review.name, &rule.spec, before.as_ref().map(|b| &b.spec), ticket, &rules, &usage)
         .map_err(Denial::refused)?;
-    let (Some(t), None) = (ticket, &before) else { return Ok(()) };
-    let on = |lb: &Loadbalancer| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str());
-    match (project_of(t), admission.list::<Loadbalancer>(on).await?.pop()) {
-        (Some(project), Some(lb)) => {
-            admission.charge(review, project, &lb, Charge::of_rule(&review.name, ""), &Charge::default()).await
-        }
-        _ => Ok(()),
-    }
+    let Some(t) = ticket else { return Ok(()) };
+    let loadbalancers = admission.list::<Loadbalancer>(|_| true).await?;
+    let lb = loadbalancers.iter().find(|lb| lb.metadata.name.as_deref() == Some(t.spec.loadbalancer.as_str()));
+    let (Some(project), Some(lb)) = (project_of(t), lb) else { return Ok(()) };
+    // NB: the rule's bytes are those it adds to its request's part of the tenant.
+    let others =
+        |r: &&Lbrule| r.spec.lbticket == rule.spec.lbticket && r.metadata.name.as_deref() != Some(&review.name);
+    let on_it: Vec<Lbrule> = rules.iter().filter(others).cloned().chain([rule.clone()]).collect();
+    // NB: what the project holds and its share come from one read of the caches.
+    let on = on_tenant(lb, &loadbalancers);
+    let read = admission.tickets(|o| on(o) || project_of(o) == Some(project)).await?;
+    let view = View { tickets: &read, loadbalancers: &loadbalancers, rules: &rules, quotas: &[] };
+    let growth = tenant_growth(&view, lb, t, &on_it);
+    let lb_name = lb.metadata.name.as_deref().unwrap_or_default();
+    let was = before.as_ref().map(|b| Charge::of_rule(b, lb_name, "")).unwrap_or_default();
+    let charge = Charge { declaration_bytes: growth.added(), ..Charge::of_rule(&rule, lb_name, "") };
+    let cached = Holdings::of(project, &read, &rules).sharing(lb_name, growth.share_before);
+    admission.charge(review, project, lb, charge, &was, cached).await
 }

@@ -6,7 +6,7 @@
 //! and checks again: any number of parallel writers and replicas never take a project past its
 //! quota. (`policy::Holdings` counts; this is the swap.)
 
-use app::domain::crd::{Charge, Lbquota, LbquotaStatus, Lbrule, Loadbalancer, MAX_DECLARATION_BYTES, project_of};
+use app::domain::crd::{Charge, Lbquota, LbquotaStatus, Loadbalancer, MAX_DECLARATION_BYTES};
 use app::domain::policy::{Holdings, Limits, pending, within_quota};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
@@ -32,7 +32,10 @@ impl Admission {
     /// Charges `charge` (an object's share once the write is stored; `was` its share before)
     /// to `project`, on load balancer `lb`, when it grows what a limit holds: refused, naming the
     /// quota and what is left, when the project would then hold more than its quota allows.
-    /// A dry run is checked the same way and charged nothing.
+    /// `cached` is what the project holds as the caller's one read of the caches shows it, its
+    /// share of `lb`'s AS3 tenant rendered from the same read (a share and digests of two reads
+    /// miscount an object that arrived between them). A dry run is checked the same way and
+    /// charged nothing.
     pub(super) async fn charge(
         &self,
         review: &Review,
@@ -40,6 +43,7 @@ impl Admission {
         lb: &Loadbalancer,
         charge: Charge,
         was: &Charge,
+        cached: Holdings,
     ) -> Result<(), Denial> {
         let mut quota = self.caches.get::<Lbquota>(project).await.ok().flatten().map(|q| (*q).clone());
         // NB: only what grows past a limit is charged: a listener more, with no limit on
@@ -49,7 +53,9 @@ impl Admission {
         // NB: addresses always have a limit (half the load balancer's pairs by default).
         let address =
             charge.addresses > was.addresses || (charge.addresses > 0 && charge.loadbalancer != was.loadbalancer);
+        // NB: the declaration always has a limit (half a ConfigMap by default).
         let limited = address
+            || charge.declaration_bytes > 0
             || grows(charge.listeners, was.listeners, limits.listeners)
             || grows(charge.rules, was.rules, limits.rules)
             || grows(charge.ingresses, was.ingresses, limits.ingresses);
@@ -63,9 +69,6 @@ impl Admission {
             .ok_or_else(|| Denial::failed("admission cannot reach the management cluster yet"))?;
         let api: Api<Lbquota> = Api::all(client);
         let lb_name = lb.metadata.name.clone().unwrap_or_default();
-        let tickets = self.tickets(|t| project_of(t) == Some(project)).await?;
-        let rules: Vec<Lbrule> = self.list(|_| true).await?;
-        let cached = Holdings::of(project, &tickets, &rules);
         for _ in 0..ATTEMPTS {
             let current = match quota.take() {
                 Some(q) => q,

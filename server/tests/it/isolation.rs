@@ -232,7 +232,9 @@ async fn a_tenant_held_back_says_so_on_every_request_and_never_carried() {
     })
     .await;
     // Written past the pages (kubectl with the admin token): a rule that makes the tenant too
-    // large. The member cluster keeps the last good declaration.
+    // large, within a share alice's project was given. The member cluster keeps the last good
+    // declaration.
+    quota(&two.lbdesk, &two.project_a(), LbquotaSpec { declaration_bytes: Some(4 << 20), ..Default::default() }).await;
     let spec = LbruleSpec {
         lbticket: a1.clone(),
         listener: "web".into(),

@@ -77,6 +77,9 @@ pub struct Used {
     pub rules: u64,
     #[serde(default)]
     pub ingresses: u64,
+    /// Bytes of each load balancer's AS3 tenant, as last charged.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub declaration_bytes: BTreeMap<String, u64>,
 }
 
 /// One admitted object's share of its project's quota.
@@ -85,7 +88,8 @@ pub struct Used {
 pub struct Charge {
     /// `Lbticket/<name>` or `Lbrule/<name>`.
     pub object: String,
-    /// The load balancer whose address it holds (an address request's).
+    /// The load balancer whose address it holds (an address request's) and whose AS3 tenant
+    /// its bytes are of.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub loadbalancer: String,
     #[serde(default)]
@@ -96,6 +100,18 @@ pub struct Charge {
     pub rules: u64,
     #[serde(default)]
     pub ingresses: u64,
+    /// Bytes the write added to the project's share of the load balancer's AS3 tenant, as its
+    /// writer rendered the tenant.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub declaration_bytes: u64,
+    /// The digest of the spec written (`policy::spec_digest`): the caches that show the object
+    /// with it count its bytes already.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub spec_digest: String,
     /// When it was charged (RFC 3339).
     pub at: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -1,12 +1,17 @@
 //! What a project holds against its quota when writes race: the objects the watch caches show,
 //! and the charges admission recorded on the quota's status for writes the caches may not show
 //! yet. Each object is counted once, at the larger of the two, so neither a lagging cache nor
-//! the charge of a write that was then not stored can take a project past its quota.
+//! the charge of a write that was then not stored can take a project past its quota. Bytes of
+//! an AS3 tenant, which no object holds alone, are the project's share as the caches render it,
+//! and the bytes charged for each write the caches do not show yet (by its spec's digest).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
+
 use super::Held;
 use crate::domain::crd::{Charge, Lbrule, Lbticket, Phase, Used, project_of};
+use crate::domain::hash::fnv1a;
 
 /// How long a charge counts: the caches show its object long before; a write that was admitted
 /// and then not stored (it lost a race, its name was taken) holds its share this long.
@@ -21,6 +26,7 @@ impl Charge {
         let mut charge = Charge {
             object: format!("Lbticket/{name}"),
             loadbalancer: t.spec.loadbalancer.clone(),
+            spec_digest: spec_digest(&t.spec),
             at: at.to_string(),
             ..Default::default()
         };
@@ -32,9 +38,16 @@ impl Charge {
         charge
     }
 
-    /// The share of rule `name`.
-    pub fn of_rule(name: &str, at: &str) -> Charge {
-        Charge { object: format!("Lbrule/{name}"), rules: 1, at: at.to_string(), ..Default::default() }
+    /// The share of rule `rule`, on load balancer `lb`.
+    pub fn of_rule(rule: &Lbrule, lb: &str, at: &str) -> Charge {
+        Charge {
+            object: format!("Lbrule/{}", rule.metadata.name.as_deref().unwrap_or_default()),
+            loadbalancer: lb.to_string(),
+            rules: 1,
+            spec_digest: spec_digest(&rule.spec),
+            at: at.to_string(),
+            ..Default::default()
+        }
     }
 
     /// Whether the share of `self` is larger than `other`'s in anything.
@@ -64,6 +77,18 @@ pub struct Holdings {
     tickets: BTreeMap<String, Charge>,
     /// The rules, by their charge's object (`Lbrule/<name>`).
     rules: BTreeSet<String>,
+    /// The digest of each object's spec as the caches show it, by its charge's object.
+    digests: BTreeMap<String, String>,
+    /// The project's share of each load balancer's AS3 tenant as the caches render it.
+    shares: BTreeMap<String, u64>,
+    /// The bytes charged to each object: counted while the caches show it otherwise.
+    bytes: BTreeMap<String, Charge>,
+}
+
+/// The digest of `spec` a charge records: the caches show the object it charged once they
+/// show this digest.
+pub fn spec_digest(spec: &impl Serialize) -> String {
+    format!("{:016x}", fnv1a(&serde_json::to_vec(spec).unwrap_or_default()))
 }
 
 impl Holdings {
@@ -78,20 +103,32 @@ impl Holdings {
         let mut live = BTreeSet::new();
         for t in tickets.into_iter().filter(|t| project_of(t) == Some(project)) {
             let charge = Charge::of_ticket(t, "");
+            holdings.digests.insert(charge.object.clone(), charge.spec_digest.clone());
             if t.status.as_ref().is_none_or(|s| s.phase != Phase::Deleted) {
                 live.insert(t.metadata.name.clone().unwrap_or_default());
             }
             holdings.tickets.insert(charge.object.clone(), charge);
         }
         for rule in rules.into_iter().filter(|r| live.contains(&r.spec.lbticket)) {
-            holdings.rules.insert(format!("Lbrule/{}", rule.metadata.name.as_deref().unwrap_or_default()));
+            let object = format!("Lbrule/{}", rule.metadata.name.as_deref().unwrap_or_default());
+            holdings.digests.insert(object.clone(), spec_digest(&rule.spec));
+            holdings.rules.insert(object);
         }
         holdings
+    }
+
+    /// With the project's share of load balancer `lb`'s tenant as the caches render it.
+    pub fn sharing(mut self, lb: &str, bytes: u64) -> Holdings {
+        self.shares.insert(lb.to_string(), bytes);
+        self
     }
 
     /// With `charges` taken in: each charged object at the larger of its two shares.
     pub fn with(mut self, charges: &[Charge]) -> Holdings {
         for charge in charges {
+            if charge.declaration_bytes > 0 {
+                self.bytes.insert(charge.object.clone(), charge.clone());
+            }
             if charge.object.starts_with("Lbrule/") {
                 self.rules.insert(charge.object.clone());
             } else {
@@ -111,7 +148,17 @@ impl Holdings {
             held.listeners += share.listeners;
             held.ingresses += share.ingresses;
         }
+        held.declaration_bytes = self.shares.get(lb).copied().unwrap_or(0) + self.uncovered_bytes(lb);
         held
+    }
+
+    /// The bytes charged on `lb` for writes the caches do not show (not with the spec charged).
+    fn uncovered_bytes(&self, lb: &str) -> u64 {
+        self.bytes
+            .values()
+            .filter(|c| c.loadbalancer == lb && self.digests.get(&c.object) != Some(&c.spec_digest))
+            .map(|c| c.declaration_bytes)
+            .sum()
     }
 
     /// What the quota's status records as used.
@@ -124,6 +171,7 @@ impl Holdings {
             used.listeners += share.listeners;
             used.ingresses += share.ingresses;
         }
+        used.declaration_bytes = self.shares.keys().map(|lb| (lb.clone(), self.held(lb).declaration_bytes)).collect();
         used
     }
 }
@@ -148,7 +196,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::domain::crd::{LABEL_PROJECT, LbticketSpec, LbticketStatus, Listener, Protocol, Session};
+    use crate::domain::crd::{LABEL_PROJECT, LbruleSpec, LbticketSpec, LbticketStatus, Listener, Protocol, Session};
 
     const AT: &str = "2026-12-07T10:00:00Z";
     const NOW: i64 = 1_796_637_610; // ten seconds after AT
@@ -170,6 +218,46 @@ mod tests {
         t.metadata.labels = Some(BTreeMap::from([(LABEL_PROJECT.to_string(), "p".to_string())]));
         t.status = Some(LbticketStatus { phase, ..Default::default() });
         t
+    }
+
+    fn rule(name: &str, priority: u32) -> Lbrule {
+        Lbrule::new(name, LbruleSpec { lbticket: "a".into(), priority, ..Default::default() })
+    }
+
+    #[test]
+    fn bytes_charged_count_until_the_caches_show_the_spec_charged() {
+        let shown = ticket("a", "lb", Phase::Enabled, 1);
+        let cached = Holdings::of("p", [&shown], [&rule("r", 1)]).sharing("lb", 1_000);
+        let bytes = |c: Charge, n| Charge { declaration_bytes: n, ..c };
+        let rows: [(&str, Vec<Charge>, u64); 6] = [
+            ("nothing charged: the share the caches render", vec![], 1_000),
+            (
+                "a listener more, not shown yet",
+                vec![bytes(Charge::of_ticket(&ticket("a", "lb", Phase::Enabled, 2), AT), 300)],
+                1_300,
+            ),
+            (
+                "the request as the caches show it: counted already",
+                vec![bytes(Charge::of_ticket(&shown, AT), 300)],
+                1_000,
+            ),
+            ("a rule not shown yet", vec![bytes(Charge::of_rule(&rule("s", 2), "lb", AT), 200)], 1_200),
+            ("a rule shown, with the spec charged", vec![bytes(Charge::of_rule(&rule("r", 1), "lb", AT), 200)], 1_000),
+            (
+                "bytes of another load balancer's tenant",
+                vec![bytes(Charge::of_rule(&rule("s", 2), "other", AT), 200)],
+                1_000,
+            ),
+        ];
+        for (what, charges, want) in rows {
+            assert_eq!(cached.clone().with(&charges).held("lb").declaration_bytes, want, "{what}");
+        }
+        let two = [
+            bytes(Charge::of_ticket(&ticket("b", "lb", Phase::Created, 1), AT), 300),
+            bytes(Charge::of_rule(&rule("s", 2), "lb", AT), 200),
+        ];
+        let used = cached.with(&two).used();
+        assert_eq!(used.declaration_bytes.get("lb"), Some(&1_500), "two writes racing both count: {used:?}");
     }
 
     #[test]
@@ -199,7 +287,10 @@ mod tests {
             ),
             (
                 "a rule, and a request on another load balancer",
-                vec![Charge::of_rule("r", AT), Charge::of_ticket(&ticket("c", "other", Phase::Created, 0), AT)],
+                vec![
+                    Charge::of_rule(&rule("r", 1), "lb", AT),
+                    Charge::of_ticket(&ticket("c", "other", Phase::Created, 0), AT),
+                ],
                 Held { addresses: 1, listeners: 1, rules: 1, ..Held::default() },
             ),
         ];
@@ -216,7 +307,7 @@ mod tests {
             Charge::of_ticket(&ticket("a", "lb", Phase::Enabled, 1), AT),
             Charge::of_ticket(&ticket("b", "lb", Phase::Created, 0), AT),
             Charge::of_ticket(&ticket("c", "lb", Phase::Created, 0), old),
-            Charge::of_rule("r", AT),
+            Charge::of_rule(&rule("r", 1), "lb", AT),
         ];
         let kept = pending(&charges, NOW);
         let objects: Vec<&str> = kept.iter().map(|c| c.object.as_str()).collect();

@@ -19,6 +19,8 @@ mod quota;
 mod rule;
 mod rule_write;
 mod services;
+#[cfg(feature = "ssr")]
+mod share;
 mod ticket;
 mod ticket_use;
 
@@ -34,6 +36,8 @@ pub use quota::*;
 pub use rule::*;
 pub use rule_write::*;
 pub use services::*;
+#[cfg(feature = "ssr")]
+pub use share::*;
 pub use ticket::*;
 pub use ticket_use::*;
 

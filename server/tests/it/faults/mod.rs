@@ -7,4 +7,5 @@ mod crash;
 mod devices;
 mod quotas;
 mod semantics;
+mod shares;
 mod storage;
