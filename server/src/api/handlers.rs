@@ -81,9 +81,12 @@ fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
     if !token.len().is_multiple_of(2) {
         return Err(bad());
     }
-    let bytes: Result<Vec<u8>, _> =
-        (0..token.len()).step_by(2).map(|i| u8::from_str_radix(&token[i..i + 2], 16)).collect();
-    let text = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
+    // NB: by bytes: a token is the client's, and may hold any character; a slice of the string
+    // inside one would panic.
+    let digit = |b: u8| char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    let bytes: Option<Vec<u8>> =
+        token.as_bytes().chunks(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect();
+    let text = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
     let (ns, name) = text.split_once('/').ok_or_else(bad)?;
     Ok((ns.to_string(), name.to_string()))
 }
@@ -490,5 +493,9 @@ mod tests {
         let row = Row { namespace: "team-a".into(), name: "x.y".into(), labels: "{}".into(), body: "{}".into() };
         assert_eq!(decode_continue(&encode_continue(&row)).expect("valid"), ("team-a".into(), "x.y".into()));
         assert!(decode_continue("zz").is_err());
+        // A character of two bytes where a hex digit goes: refused, never a panic.
+        for token in ["1é1", "ab1é1", "é", "ééé"] {
+            assert!(decode_continue(token).is_err(), "{token}");
+        }
     }
 }
