@@ -109,6 +109,10 @@ pub struct ServeArgs {
     /// Address of `/metrics` for Prometheus (plain HTTP), apart from the web UI.
     #[arg(long, env = "LBDESK_METRICS_LISTEN", default_value = "127.0.0.1:9464")]
     pub metrics_listen: SocketAddr,
+    /// A file holding the bearer token `/metrics` asks of its scraper (`Authorization: Bearer
+    /// …`), read at every scrape so that a rotated Secret takes effect; none: no token asked.
+    #[arg(long, env = "LBDESK_METRICS_TOKEN_FILE")]
+    pub metrics_token_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Seed the demo users with fixed, documented passwords, and (embedded mode) a load

@@ -243,6 +243,9 @@ impl Server {
         let metrics_listener = std::net::TcpListener::bind(args.metrics_listen)
             .with_context(|| format!("could not listen on {} (metrics)", args.metrics_listen))?;
         let metrics_addr = metrics_listener.local_addr().context("no local address (metrics)")?;
+        if let Some(file) = &args.metrics_token_file {
+            crate::web::metrics_token(file).map_err(anyhow::Error::msg)?;
+        }
         let policy = crate::web::SessionPolicy {
             idle: Duration::from_secs(args.http.session_idle),
             lifetime: Duration::from_secs(args.http.session_lifetime),
@@ -281,7 +284,7 @@ impl Server {
             members: (args.mode == Mode::Cluster).then(|| args.namespace.clone()),
             webhook,
             webhook_addr,
-            metrics: (metrics_listener, crate::web::metrics_router(metrics)),
+            metrics: (metrics_listener, crate::web::metrics_router(metrics, args.metrics_token_file.clone())),
             metrics_addr,
             audit_retention_days: args.audit_retention_days,
             caches,

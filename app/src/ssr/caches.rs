@@ -137,10 +137,17 @@ impl Caches {
     }
 
     /// Waits (a little) until the cache holds what a delete answered: the object still there,
-    /// being finalized, or gone.
+    /// being finalized, or gone. NB: an object deleted at once is answered as it was, at its
+    /// last version, which the cache never holds again: its going is the echo.
     pub async fn seen_deleted<K: Cached>(&self, name: &str, answer: &either::Either<K, kube::core::Status>) {
         match answer {
-            either::Either::Left(object) => self.seen(object).await,
+            either::Either::Left(object) => {
+                let version = object.meta().resource_version.clone().unwrap_or_default();
+                self.echo::<K>(name, |held| {
+                    held.is_none_or(|held| is_at_least(held.meta().resource_version.as_deref(), &version))
+                })
+                .await
+            }
             either::Either::Right(_) => self.seen_gone::<K>(name).await,
         }
     }

@@ -21,6 +21,7 @@ pub fn args(dir: &Path) -> anyhow::Result<ServeArgs> {
         listen: loopback,
         api_listen: loopback,
         metrics_listen: loopback,
+        metrics_token_file: None,
         store: StoreArgs { data_dir: dir.to_path_buf(), database_url: None },
         demo: true,
         public_url: None,

@@ -11,14 +11,49 @@ use super::managed::{apply, merged, record};
 use super::status::ApiError;
 use super::{Api, Call, Objects, handlers};
 
+/// How deep `[` and `{` may nest in an apply patch: an object nests far less, and a YAML
+/// parser's time grows with the square of it (`{a: ` 40,000 times took 31.8 s of a worker in a
+/// debug build before it gave up at its recursion limit).
+const MAX_FLOW_DEPTH: usize = 64;
+
+/// The deepest nesting of `[` and `{` in `body`, quoted or not. NB: a bracket inside a quoted
+/// string counts too: telling quotes apart takes a parser, and an object holds no 64 brackets
+/// open at once.
+fn flow_depth(body: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in body {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// An apply patch (YAML, or JSON, which is YAML), its depth bounded first; parsed off the async
+/// workers, which serve every other request meanwhile.
+async fn parsed(body: &[u8]) -> Result<Value, ApiError> {
+    if flow_depth(body) > MAX_FLOW_DEPTH {
+        return Err(ApiError::BadRequest(format!("the apply patch nests deeper than {MAX_FLOW_DEPTH} levels")));
+    }
+    let body = body.to_vec();
+    tokio::task::spawn_blocking(move || serde_yaml::from_slice::<Value>(&body))
+        .await
+        .map_err(|e| ApiError::internal("could not parse the apply patch", e))?
+        .map_err(|e| ApiError::BadRequest(format!("the apply patch is not valid YAML or JSON: {e}")))
+}
+
 /// PATCH with `application/apply-patch+yaml`: the object as applied (created when absent).
 pub async fn handle(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
     let manager = call
         .param("fieldManager")
         .ok_or_else(|| ApiError::BadRequest("fieldManager is required for apply patch".into()))?;
     let force = call.param("force") == Some("true");
-    let patch: Value = serde_yaml::from_slice(&call.body)
-        .map_err(|e| ApiError::BadRequest(format!("the apply patch is not valid YAML or JSON: {e}")))?;
+    let patch = parsed(&call.body).await?;
     let next = |current: &Value| Ok((merged(current, &patch, manager, force)?, None));
     let owned = |current: &Value, next: &mut Value| record(current, next, &patch, manager);
     match handlers::update(api, call, objects, next, owned).await {
@@ -43,5 +78,22 @@ pub async fn handle(api: &Api, call: &Call, objects: &Objects) -> Result<Respons
             handlers::create(api, &create, objects).await
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_patch_nested_deeper_than_an_object_is_refused_before_it_is_parsed() {
+        assert_eq!(flow_depth(b"{a: [1, {b: [2]}], c: '[x'}"), 4, "quoted brackets count too");
+        let deep = format!("{}{}", "{a: [x, ".repeat(20_000), "]}".repeat(20_000));
+        let started = std::time::Instant::now();
+        let refused = parsed(deep.as_bytes()).await;
+        assert!(matches!(&refused, Err(ApiError::BadRequest(m)) if m.contains("deeper than 64")), "{refused:?}");
+        assert!(started.elapsed() < std::time::Duration::from_millis(100), "{:?}", started.elapsed());
+        let fine = parsed(b"apiVersion: v1\nkind: Lease\nmetadata: {name: a, labels: {x: '[y'}}\n").await;
+        assert_eq!(fine.ok().map(|v| v["metadata"]["labels"]["x"].clone()), Some(Value::from("[y")));
     }
 }

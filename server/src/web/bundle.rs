@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use axum::Router;
-use http::{HeaderValue, header};
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
 use sha2::{Digest, Sha256};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -85,6 +88,19 @@ pub fn router<S: Clone + Send + Sync + 'static>(options: &leptos::config::Leptos
         router = router.nest_service(&format!("{VERSIONED}{version}/pkg"), forever);
     }
     router
+}
+
+/// The longest file name a file system takes (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+
+/// A path with a longer name than any file's names no file, page or server function: 404.
+/// NB: the file system refuses it (ENAMETOOLONG), which `ServeDir` (the bundle's, and the
+/// fallback's) logs as an error and answers 500: an error line anyone could write at will.
+pub async fn no_long_names(req: Request, next: Next) -> Response {
+    if req.uri().path().split('/').any(|name| name.len() > NAME_MAX) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    next.run(req).await
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ mod refusal;
 
 pub use csrf::SiteOrigin;
 pub use headers::content_security_policy;
-pub use probes::{Probes, metrics_router};
+pub use probes::{Probes, metrics_router, metrics_token};
 
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
@@ -87,6 +87,7 @@ pub fn router(
             shell(o, error_root.clone())
         }))
         .layer(middleware::from_fn_with_state(guard, require_session))
+        .layer(middleware::from_fn(bundle::no_long_names))
         .layer(middleware::from_fn_with_state(site, csrf::same_origin_writes))
         .layer(sessions)
         .layer(Extension(SignInThrottle::default()))

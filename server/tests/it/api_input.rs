@@ -116,3 +116,37 @@ async fn bad_bodies_get_a_status_and_store_nothing() {
     let anonymous = client.get(&url).send().await.expect("request");
     assert_eq!(status_of(anonymous).await.0, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deeply_nested_apply_patch_is_refused_at_once_and_stalls_no_one() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let (client, base, token) = http(&lbdesk);
+    // NB: the YAML parser gives up at 128 levels, but only after scanning in time that grows
+    // with the square of the depth: 31.8 s for this, in a debug build.
+    let deep = "{a: ".repeat(40_000);
+    let url = format!("{base}/apis/coordination.k8s.io/v1/namespaces/default/leases/deep?fieldManager=probe");
+    let apply = || {
+        client
+            .patch(&url)
+            .bearer_auth(&token)
+            .header("content-type", "application/apply-patch+yaml")
+            .body(deep.clone())
+            .send()
+    };
+    let started = std::time::Instant::now();
+    // NB: three at once, as the probe sent them, beside a list any client may be making.
+    let (a, b, c, listed) = tokio::join!(
+        apply(),
+        apply(),
+        apply(),
+        client.get(format!("{base}/api/v1/namespaces")).bearer_auth(&token).send()
+    );
+    let elapsed = started.elapsed();
+    for res in [a, b, c] {
+        let (code, status) = status_of(res.expect("answered")).await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{status}");
+        assert!(status["message"].as_str().unwrap_or_default().contains("deeper than 64 levels"), "{status}");
+    }
+    assert!(listed.expect("answered").status().is_success());
+    assert!(elapsed < std::time::Duration::from_secs(2), "answered in {elapsed:?}");
+}

@@ -245,6 +245,7 @@ pub async fn start_on(test_db: TestDb, options: Options) -> Lbdesk {
         site_root: options.site_root.clone(),
         api_listen: "127.0.0.1:0".parse().expect("address"),
         metrics_listen: "127.0.0.1:0".parse().expect("address"),
+        metrics_token_file: None,
         mode: Mode::Embedded,
         kubeconfig: None,
         mgmt_cluster: "mgmt".into(),

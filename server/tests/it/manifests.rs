@@ -84,6 +84,7 @@ struct Manifests {
     network_policies: Vec<NetworkPolicy>,
     crds: Vec<CustomResourceDefinition>,
     config_maps: Vec<ConfigMap>,
+    secrets: Vec<Secret>,
     kinds: BTreeMap<String, usize>,
 }
 
@@ -96,7 +97,7 @@ fn manifests() -> Manifests {
         match kind.as_str() {
             "Namespace" => drop(typed::<Namespace>(&file, &value)),
             "ServiceAccount" => drop(typed::<ServiceAccount>(&file, &value)),
-            "Secret" => drop(typed::<Secret>(&file, &value)),
+            "Secret" => m.secrets.push(typed(&file, &value)),
             "ConfigMap" => m.config_maps.push(typed(&file, &value)),
             "Service" => drop(typed::<Service>(&file, &value)),
             "ClusterRoleBinding" => drop(typed::<ClusterRoleBinding>(&file, &value)),
@@ -151,6 +152,14 @@ fn the_directory_examples_are_configurations_lbdesk_reads() {
     assert_eq!(config.mapping_file, Path::new(&mounted("directory-groups")).join("mapping.yaml"));
     assert_eq!(config.bind_password_file, Path::new(&mounted("directory-bind")).join("password"));
     assert_eq!(config.ca_file, Some(Path::new(&mounted("directory")).join("ca.pem")));
+    // The metrics' token: a file of the Secret the example defines, where the Deployment mounts it.
+    let args = container.args.clone().unwrap_or_default();
+    let token = format!("--metrics-token-file={}/token", mounted("metrics-token"));
+    assert!(args.contains(&token), "{token} in {args:?}");
+    let volume = pod.volumes.iter().flatten().find(|v| v.name == "metrics-token").expect("the volume");
+    let secret = volume.secret.as_ref().and_then(|s| s.secret_name.clone()).expect("a Secret");
+    let example = m.secrets.iter().find(|s| s.metadata.name.as_deref() == Some(secret.as_str())).expect("its example");
+    assert!(example.string_data.as_ref().is_some_and(|d| d.contains_key("token")), "{secret}: token");
 
     // The README's copy-paste configurations, for Active Directory and OpenLDAP, and the mapping.
     let readme = std::fs::read_to_string(deploy().join("../README.md")).expect("README.md");

@@ -138,7 +138,12 @@ async fn rules_are_added_reordered_and_carried_by_the_member_cluster(backend: Ba
     ));
     assert!(crate::cis::carries_listener(&posted, "acp-region01", "shop_tcp_app", "vs_shop_5432", &["api_8080_pool"]));
 
+    // A delete answers once the watch shows the rule gone, without waiting out the echo's time.
+    let capture = crate::log_capture::Capture::start();
     ok::<()>(alice.form("rule/delete", &[("ticket", "shop"), ("listener", "web"), ("name", "canary")]).await).await;
+    let late =
+        capture.text().lines().any(|l| l.contains("did not bring lbdesk's own write back") && l.contains("canary"));
+    assert!(!late, "the delete waited for an echo that never comes");
     let left: Vec<String> = of_listener(&alice, "shop", "web").await.rules.into_iter().map(|r| r.name).collect();
     assert_eq!(left, ["host"]);
 }

@@ -248,3 +248,23 @@ async fn bundle_files_are_served_without_reading_the_session() {
     assert!(looked_up(&page), "the page looked the session up:\n{}", capture.text());
     assert!(!looked_up(&bundle), "the bundle file did not");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_path_is_a_client_error_and_writes_no_error_line() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let client = browser();
+    assert_eq!(login(&client, &lbdesk, "alice", "alice-demo").await.status(), StatusCode::OK);
+    let capture = crate::log_capture::Capture::start();
+    let long = "a".repeat(10_000);
+    for path in [format!("/{long}"), format!("/pkg/{long}.wasm"), format!("/tickets/{long}")] {
+        let res = client.get(format!("{}{path}", lbdesk.url)).send().await.expect("answered");
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{}", &path[..12]);
+    }
+    let errors: Vec<String> = capture
+        .text()
+        .lines()
+        .filter(|l| l.contains(" ERROR ") && l.contains(&long))
+        .map(|l| l.chars().take(200).collect())
+        .collect();
+    assert!(errors.is_empty(), "a client's path writes no ERROR line: {errors:#?}");
+}

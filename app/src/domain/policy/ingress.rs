@@ -30,6 +30,10 @@ pub fn ingresses_change(old: &[F5Ingress], new: &[F5Ingress], phase: Phase, lbty
 fn validate_route(rule: &IngressRule) -> Verdict {
     if let Some(host) = rule.host.as_deref() {
         object_name("host", host.strip_prefix("*.").unwrap_or(host))?;
+        // NB: as a Kubernetes API server refuses it: a host is a DNS name.
+        if host.parse::<std::net::IpAddr>().is_ok() {
+            return Err(Refusal::field("host", crate::msg!("refusals.ingress.host_ip", host = escaped(host))));
+        }
     }
     bounded("path", &rule.path, MAX_VALUE_LEN)?;
     path(&rule.path)?;
@@ -120,6 +124,11 @@ mod tests {
             ),
             ("a bad name", vec![ingress("Web", None, "/", "svc01", 80)], Some("ingresses[0].name")),
             ("a bad host", vec![ingress("web", Some("a b"), "/", "svc01", 80)], Some("ingresses[0].rules[0].host")),
+            (
+                "an IP address as host",
+                vec![ingress("web", Some("10.0.0.1"), "/", "svc01", 80)],
+                Some("ingresses[0].rules[0].host"),
+            ),
             ("a relative path", vec![ingress("web", None, "api", "svc01", 80)], Some("ingresses[0].rules[0].path")),
             (
                 "a path with a space",
