@@ -19,6 +19,7 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use http::{HeaderValue, StatusCode, header};
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
+use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
@@ -98,6 +99,10 @@ pub fn router(
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         // NB: so refusals, redirects and errors of the layers above get them too.
         .layer(middleware::from_fn(headers::security_headers))
+        // Pages and server functions' answers, brotli or gzip as the browser asks (the bundle's
+        // files are compressed ahead, and sent as they are). NB: a page carries no secret a
+        // reflected input could be guessed against (BREACH): no CSRF token, and a new nonce each time.
+        .layer(CompressionLayer::new())
         // NB: outermost, so that a request whose browser leaves is served whole, the session's
         // save and the log's lines included.
         .layer(middleware::from_fn(finish::to_the_end))

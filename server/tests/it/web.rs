@@ -268,3 +268,29 @@ async fn a_long_path_is_a_client_error_and_writes_no_error_line() {
         .collect();
     assert!(errors.is_empty(), "a client's path writes no ERROR line: {errors:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_and_answers_go_out_compressed_as_the_browser_asks() {
+    let lbdesk = LBDESK.get(Backend::Sqlite).await;
+    let client = browser();
+    assert_eq!(login(&client, &lbdesk, "alice", "alice-demo").await.status(), StatusCode::OK);
+    let page = |encoding: Option<&'static str>| {
+        let mut req = client.get(format!("{}/listeners", lbdesk.url));
+        if let Some(encoding) = encoding {
+            req = req.header("accept-encoding", encoding);
+        }
+        async move {
+            let res = req.send().await.expect("the page");
+            assert_eq!(res.status(), StatusCode::OK);
+            let said = res.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(String::from);
+            (said, res.bytes().await.expect("the body").len())
+        }
+    };
+    let (plain, plain_len) = page(None).await;
+    assert_eq!(plain, None, "sent as it is to a client that asks for nothing else");
+    for (asked, sent) in [("br", "br"), ("gzip", "gzip"), ("gzip, deflate, br, zstd", "br")] {
+        let (said, len) = page(Some(asked)).await;
+        assert_eq!(said.as_deref(), Some(sent), "{asked}");
+        assert!(len * 3 < plain_len, "{asked}: {len} B of {plain_len} B");
+    }
+}
