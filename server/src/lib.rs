@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod net;
 pub mod reconciler;
 pub mod render;
+pub mod retention;
 pub mod route;
 pub mod serve;
 pub mod sims;

@@ -125,27 +125,32 @@ impl Db {
 /// Writes one entry, redacted, as of `at`, on `conn` (in the transaction that stores the change,
 /// for the embedded API). An entry of a version already recorded is not written again.
 pub async fn insert(conn: &mut sqlx::AnyConnection, e: &Entry, at: time::OffsetDateTime) -> Result<(), sqlx::Error> {
-    let id = format!("{:032x}", rand::random::<u128>());
     let (cluster, rv) = e.version.as_ref().map_or((String::new(), None), |v| (v.cluster.clone(), Some(v.rv)));
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO audit (id, at, username, via, action, kind, name, project, before, after, cluster, rv) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
-    )
-    .bind(id)
-    .bind(micros(at))
-    .bind(&e.user)
-    .bind(e.via.as_str())
-    .bind(&e.action)
-    .bind(&e.kind)
-    .bind(&e.name)
-    .bind(e.project.clone().unwrap_or_default())
-    .bind(json_or_empty(&e.before))
-    .bind(json_or_empty(&e.after))
-    .bind(cluster)
-    .bind(rv)
-    .execute(conn)
-    .await?;
+    );
+    bind_entry(query, e, at).bind(json_or_empty(&e.after)).bind(cluster).bind(rv).execute(conn).await?;
     Ok(())
+}
+
+/// `query` with what the log and its pending entries both keep of `e`, as of `at`, under a new
+/// id: `id, at, username, via, action, kind, name, project, before`, in that order.
+fn bind_entry<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    e: &'q Entry,
+    at: time::OffsetDateTime,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    query
+        .bind(format!("{:032x}", rand::random::<u128>()))
+        .bind(micros(at))
+        .bind(&e.user)
+        .bind(e.via.as_str())
+        .bind(&e.action)
+        .bind(&e.kind)
+        .bind(&e.name)
+        .bind(e.project.clone().unwrap_or_default())
+        .bind(json_or_empty(&e.before))
 }
 
 #[cfg(test)]

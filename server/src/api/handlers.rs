@@ -4,6 +4,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::admission::admit;
+use super::continuation;
 use super::prepare::{fold_string_data, prepare_new};
 use super::resources::Kind;
 use super::selector::{FieldSelector, LabelSelector};
@@ -72,25 +73,6 @@ pub async fn get(api: &Api, call: &Call, objects: &Objects) -> Result<Response, 
     Ok(respond_json(200, body))
 }
 
-fn encode_continue(row: &Row) -> String {
-    format!("{}/{}", row.namespace, row.name).bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
-    let bad = || ApiError::BadRequest("invalid continue token".into());
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    // NB: by bytes: a token is the client's, and may hold any character; a slice of the string
-    // inside one would panic.
-    let digit = |b: u8| char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok());
-    let bytes: Option<Vec<u8>> =
-        token.as_bytes().chunks(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect();
-    let text = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
-    let (ns, name) = text.split_once('/').ok_or_else(bad)?;
-    Ok((ns.to_string(), name.to_string()))
-}
-
 /// LIST with label and field selectors, `limit` and `continue`.
 pub async fn list(api: &Api, call: &Call, objects: &Objects) -> Result<Response, ApiError> {
     let kind = objects.kind;
@@ -100,7 +82,7 @@ pub async fn list(api: &Api, call: &Call, objects: &Objects) -> Result<Response,
         Some(l) => l.parse().map_err(|_| ApiError::BadRequest(format!("invalid limit {l:?}")))?,
         None => 0,
     };
-    let after = call.param("continue").map(decode_continue).transpose()?;
+    let after = call.param("continue").map(continuation::decode).transpose()?;
     let namespace = if kind.namespaced { objects.namespace.as_deref() } else { Some("") };
     let resource = kind.resource();
     let (rv, rows) = api
@@ -119,7 +101,7 @@ pub async fn list(api: &Api, call: &Call, objects: &Objects) -> Result<Response,
         }
         items.push(row);
     }
-    let next = if more { items.last().map(encode_continue) } else { None };
+    let next = if more { items.last().map(continuation::encode) } else { None };
     if call.table {
         let parsed: Result<Vec<Value>, _> = items.iter().map(|r| serde_json::from_str(&r.body)).collect();
         let parsed = parsed.map_err(|e| ApiError::internal("a stored object is not JSON", e))?;
@@ -486,16 +468,5 @@ mod tests {
         let status = updated(kind, true, &current, incoming);
         assert_eq!(status["status"]["phase"], "Deleted");
         assert_eq!(status["spec"]["namespace"], "a", "a write to /status ignores the spec");
-    }
-
-    #[test]
-    fn continue_tokens_round_trip() {
-        let row = Row { namespace: "team-a".into(), name: "x.y".into(), labels: "{}".into(), body: "{}".into() };
-        assert_eq!(decode_continue(&encode_continue(&row)).expect("valid"), ("team-a".into(), "x.y".into()));
-        assert!(decode_continue("zz").is_err());
-        // A character of two bytes where a hex digit goes: refused, never a panic.
-        for token in ["1é1", "ab1é1", "é", "ééé"] {
-            assert!(decode_continue(token).is_err(), "{token}");
-        }
     }
 }

@@ -6,6 +6,7 @@
 
 mod admission;
 mod apply;
+mod continuation;
 mod handlers;
 mod managed;
 pub mod object;

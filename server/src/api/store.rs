@@ -8,11 +8,15 @@ use std::sync::{Arc, Mutex};
 use app::ssr::audit::{self, Entry, Version};
 use app::ssr::db::Db;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::sync::broadcast;
 
 use super::object;
 use super::status::ApiError;
+
+mod events;
+mod tokens;
+
+pub use events::{Event, EventType};
 
 /// Where an object lives.
 #[derive(Clone, Copy, Debug)]
@@ -32,46 +36,6 @@ pub enum Change {
     Put(Value),
     /// Remove the object.
     Delete,
-}
-
-/// The kind of a watch event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventType {
-    Added,
-    Modified,
-    Deleted,
-}
-
-impl EventType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Added => "ADDED",
-            EventType::Modified => "MODIFIED",
-            EventType::Deleted => "DELETED",
-        }
-    }
-
-    fn parse(s: &str) -> EventType {
-        match s {
-            "ADDED" => EventType::Added,
-            "DELETED" => EventType::Deleted,
-            _ => EventType::Modified,
-        }
-    }
-}
-
-/// One entry of a cluster's event log.
-#[derive(Clone, Debug)]
-pub struct Event {
-    pub rv: i64,
-    pub resource: String,
-    pub namespace: String,
-    pub name: String,
-    pub type_: EventType,
-    pub labels: BTreeMap<String, String>,
-    /// Labels before a modification, so a selector watch can tell an object left it.
-    pub prev_labels: BTreeMap<String, String>,
-    pub body: Arc<str>,
 }
 
 /// A stored object as listed.
@@ -464,71 +428,6 @@ impl Store {
         });
         commit.await.map_err(|e| ApiError::internal("a write was interrupted", e))?
     }
-
-    /// The live feed of a cluster's events.
-    pub fn subscribe(&self, cluster: &str) -> broadcast::Receiver<Arc<Event>> {
-        let mut feeds = self.feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        feeds.entry(cluster.to_string()).or_insert_with(|| broadcast::channel(8192).0).subscribe()
-    }
-
-    /// Logged events of `resource` after `since`; `Gone` when the log no longer reaches back.
-    pub async fn events_since(&self, cluster: &str, resource: &str, since: i64) -> Result<Vec<Event>, ApiError> {
-        let (_, compacted) = self.versions(cluster).await?;
-        if since < compacted {
-            return Err(ApiError::Gone(format!("too old resource version: {since} ({compacted})")));
-        }
-        let rows: Vec<(i64, String, String, String, String, String, String)> = sqlx::query_as(
-            "SELECT rv, namespace, name, type, labels, prev_labels, body FROM k8s_events \
-             WHERE cluster = $1 AND resource = $2 AND rv > $3 ORDER BY rv",
-        )
-        .bind(cluster)
-        .bind(resource)
-        .bind(since)
-        .fetch_all(&self.db.pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(rv, namespace, name, t, labels, prev, body)| Event {
-                rv,
-                resource: resource.to_string(),
-                namespace,
-                name,
-                type_: EventType::parse(&t),
-                labels: parse_labels(&labels),
-                prev_labels: parse_labels(&prev),
-                body: body.into(),
-            })
-            .collect())
-    }
-
-    /// Registers a bearer token for `username` (stored as a digest).
-    pub async fn add_token(&self, token: &str, username: &str, now: i64) -> Result<(), ApiError> {
-        sqlx::query(
-            "INSERT INTO api_tokens (digest, username, created_at) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING",
-        )
-        .bind(digest(token))
-        .bind(username)
-        .bind(now)
-        .execute(&self.db.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// The user a bearer token belongs to.
-    pub async fn token_user(&self, token: &str) -> Result<Option<String>, ApiError> {
-        let digest = digest(token);
-        if let Some(user) = self.tokens.lock().ok().and_then(|t| t.get(&digest).cloned()) {
-            return Ok(Some(user));
-        }
-        let row: Option<(String,)> = sqlx::query_as("SELECT username FROM api_tokens WHERE digest = $1")
-            .bind(&digest)
-            .fetch_optional(&self.db.pool)
-            .await?;
-        if let (Some((user,)), Ok(mut cache)) = (&row, self.tokens.lock()) {
-            cache.insert(digest, user.clone());
-        }
-        Ok(row.map(|(u,)| u))
-    }
 }
 
 /// `object` with the fields of `note` (what a page notes beside the object) added.
@@ -537,9 +436,4 @@ fn noting(mut object: Value, note: Option<Value>) -> Value {
         fields.extend(note);
     }
     object
-}
-
-/// SHA-256 hex digest of a token: the database never holds a usable token.
-fn digest(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -302,8 +302,8 @@ async fn old_audit_entries_are_purged_at_start_and_by_the_retention(backend: Bac
 
     // 0 keeps every entry; otherwise what is older than the days given goes.
     lbdesk.db.audit_at(&entry("last-month"), now - time::Duration::days(31)).await.expect("written");
-    assert_eq!(server::serve::purge_audit(&lbdesk.db, 0).await.expect("purge"), 0);
-    assert_eq!(server::serve::purge_audit(&lbdesk.db, 30).await.expect("purge"), 1);
+    assert_eq!(server::retention::purge_audit(&lbdesk.db, 0).await.expect("purge"), 0);
+    assert_eq!(server::retention::purge_audit(&lbdesk.db, 30).await.expect("purge"), 1);
     assert!(entries(&lbdesk.db, named("last-month")).await.is_empty());
     assert_eq!(entries(&lbdesk.db, named("recent")).await.len(), 1);
 }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{Entry, Version, json_or_empty, micros, redact};
+use super::{Entry, Version, bind_entry, redact};
 use crate::ssr::db::Db;
 
 /// What a write leaves an object as, for matching a pending entry with the commit the watch
@@ -34,22 +34,11 @@ impl Db {
     /// Leaves the entry of a write the webhook allowed pending, as of `at`: a delete's (no
     /// object after it), or a write leaving the object as `digest` says.
     pub async fn audit_pending(&self, e: &Entry, digest: &str, at: time::OffsetDateTime) -> Result<(), sqlx::Error> {
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO audit_pending (id, at, username, via, action, kind, name, project, before, digest) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .bind(format!("{:032x}", rand::random::<u128>()))
-        .bind(micros(at))
-        .bind(&e.user)
-        .bind(e.via.as_str())
-        .bind(&e.action)
-        .bind(&e.kind)
-        .bind(&e.name)
-        .bind(e.project.clone().unwrap_or_default())
-        .bind(json_or_empty(&e.before))
-        .bind(digest)
-        .execute(&self.pool)
-        .await?;
+        );
+        bind_entry(query, e, at).bind(digest).execute(&self.pool).await?;
         Ok(())
     }
 
