@@ -12,7 +12,7 @@ use app::domain::crd::{Lbaddress, Lbticket, LbticketSpec, Loadbalancer, Phase};
 use kube::api::{Api, ListParams, PostParams};
 use server::driver::sim::Call;
 
-use crate::helpers::{Backend, TestDb, until};
+use crate::helpers::{Backend, TestDb, lb_object, until};
 use crate::processes::{Outside, Process, on_free_ports};
 
 const TICKETS: usize = 200;
@@ -57,15 +57,7 @@ async fn a_killed_leader_is_replaced_and_every_request_converges_once() {
     until("a leader", 60, || async { leads(ports[0].1).await || leads(ports[1].1).await }).await;
 
     let mgmt = outside.mgmt().await;
-    let lb: Loadbalancer = serde_json::from_value(serde_json::json!({
-        "apiVersion": "ebcpaas.io/v1", "kind": "Loadbalancer", "metadata": {"name": "ha"},
-        "spec": {
-            "ltm": {"url": "http://100.1.66.1/api", "tokenSecretRef": {"namespace": "lbdesk-system", "name": "ha-ltm"}, "cidr": "10.66.0.0/23"},
-            "ve": {"addr": "200.1.66.1", "credentialsSecretRef": {"namespace": "lbdesk-system", "name": "ha-ve"}, "cidr": "20.66.0.0/23"},
-            "cluster": "acp-region01", "partition": "ha", "cis": {"namespace": "kube-system"}
-        }
-    }))
-    .expect("lb");
+    let lb = lb_object("ha", 66);
     Api::<Loadbalancer>::all(mgmt.clone()).create(&PostParams::default(), &lb).await.expect("lb");
     let tickets: Api<Lbticket> = Api::all(mgmt.clone());
     let mut killed_at = None;

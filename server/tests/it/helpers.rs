@@ -394,6 +394,21 @@ pub fn lb_form(name: &str) -> app::screens::loadbalancers::LbForm {
     }
 }
 
+/// Load balancer `name` as `kubectl apply` writes it: AS3 tenant `name` of acp-region01, the
+/// LTM at 100.1.`n`.1 and the VE at 200.1.`n`.1, their ranges 10.`n`.0.0/23 and 20.`n`.0.0/23
+/// (510 pairs).
+pub fn lb_object(name: &str, n: u8) -> app::domain::crd::Loadbalancer {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "ebcpaas.io/v1", "kind": "Loadbalancer", "metadata": {"name": name},
+        "spec": {
+            "ltm": {"url": format!("http://100.1.{n}.1/api"), "tokenSecretRef": {"namespace": "lbdesk-system", "name": format!("{name}-ltm")}, "cidr": format!("10.{n}.0.0/23")},
+            "ve": {"addr": format!("200.1.{n}.1"), "credentialsSecretRef": {"namespace": "lbdesk-system", "name": format!("{name}-ve")}, "cidr": format!("20.{n}.0.0/23")},
+            "cluster": "acp-region01", "partition": name, "cis": {"namespace": "kube-system"}
+        }
+    }))
+    .expect("a load balancer")
+}
+
 /// A load balancer `name` like `lb_form`'s but a test's own: its LTM URL (which no two load
 /// balancers share), AS3 tenant (`name`) and ranges (`10.n.0.0/24`, `20.n.0.0/24`), so that a
 /// test sharing its module's lbdesk may change, fill or delete it.

@@ -15,7 +15,7 @@ use kube::Api;
 use kube::api::{ListParams, PostParams};
 use serde_json::json;
 
-use crate::helpers::{Backend, TestDb, until};
+use crate::helpers::{Backend, TestDb, lb_object, until};
 use crate::processes::{Priority, Process, on_free_ports_at};
 
 /// Requests created at once.
@@ -69,15 +69,7 @@ async fn killed_in_a_burst_nothing_is_lost_or_invented(backend: Backend) {
     let db = TestDb::new(backend).await;
     let dir = tempfile::tempdir().expect("a directory for the logs");
     let (mut first, client) = start(dir.path(), &db, "first").await;
-    let lb: Loadbalancer = serde_json::from_value(json!({
-        "apiVersion": "ebcpaas.io/v1", "kind": "Loadbalancer", "metadata": {"name": "burst"},
-        "spec": {
-            "ltm": {"url": "http://100.1.70.1/api", "tokenSecretRef": {"namespace": "lbdesk-system", "name": "burst-ltm"}, "cidr": "10.70.0.0/23"},
-            "ve": {"addr": "200.1.70.1", "credentialsSecretRef": {"namespace": "lbdesk-system", "name": "burst-ve"}, "cidr": "20.70.0.0/23"},
-            "cluster": "acp-region01", "partition": "burst", "cis": {"namespace": "kube-system"}
-        }
-    }))
-    .expect("a load balancer");
+    let lb = lb_object("burst", 70);
     Api::<Loadbalancer>::all(client.clone()).create(&PostParams::default(), &lb).await.expect("the load balancer");
     let roomy: Lbquota =
         serde_json::from_value(json!({"metadata": {"name": "project-a"}, "spec": {"addressesPerLoadbalancer": 1000}}))
